@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Builds two x264s from Debian's x264 source package 2:0.164.3095+gitbaee400-3:
+#   BUILD/stock/x264            the unmodified source (the byte-identity baseline)
+#   BUILD/patched/x264          the source with plugin/x264/*.patch applied, linked with our stage
+#   BUILD/patched/libx264.a     (plus x264.h, x264_config.h) for other consumers (FFmpeg)
+# The source comes from `apt-get source` (needs a deb-src entry: tools/install-deps.sh adds one derived
+# from the machine's apt sources) or from --source (a directory of an unpacked source tree, a .dsc, or
+# an x264 .orig tarball). Downloaded or given Debian files are checked against pinned SHA-256 sums.
+set -euo pipefail
+
+DEB_VERSION="2:0.164.3095+gitbaee400-3"
+ORIG_SHA256="8b237e94b08c196a1da22f2f25875f10be4cff3648df4eeff21e00da8f683fc2"  # x264_0.164.3095+gitbaee400.orig.tar.gz
+DEBIAN_SHA256="4980a5595db7465c8035e872d31e0eedd98dea936c1601f1cc338433eaff96b7" # x264_0.164.3095+gitbaee400-3.debian.tar.xz
+
+here=$(cd "$(dirname "$0")" && pwd)
+build="" source="" cflags="" libs="" jobs=$(nproc 2>/dev/null || echo 2)
+
+usage() {
+  cat <<USAGE
+usage: build-x264.sh --build-dir DIR [--source DIR|FILE.dsc|FILE.orig.tar.gz] [--cflags FLAGS] [--libs LIBS] [-j N]
+  --build-dir DIR  where the source, the stock and the patched build go
+  --source X       x264 source to use instead of 'apt-get source x264=$DEB_VERSION'
+  --cflags FLAGS   extra compiler flags for the patched build (include dirs of the gpuec stage)
+  --libs LIBS      libraries the patched x264 links after libx264.a (the gpuec stage archives)
+  -j N             parallel make jobs (default: $jobs)
+USAGE
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$2; shift 2 ;;
+    --source) source=$2; shift 2 ;;
+    --cflags) cflags=$2; shift 2 ;;
+    --libs) libs=$2; shift 2 ;;
+    -j) jobs=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "build-x264: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
+  esac
+done
+[ -n "$build" ] || { usage >&2; exit 1; }
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
+log() { echo "build-x264: $*"; }
+die() { echo "build-x264: error: $*" >&2; exit 2; }
+
+check_sha() {  # file expected-sha
+  local got
+  got=$(sha256sum "$1" | cut -d' ' -f1)
+  [ "$got" = "$2" ] || die "$1: SHA-256 $got, expected $2 (not Debian's x264 $DEB_VERSION)"
+}
+
+# ---- 1. pristine source tree in $build/source ----
+pristine="$build/source"
+if [ ! -f "$pristine/.gpuec-source-ok" ]; then
+  rm -rf "$pristine" "$build/download"
+  mkdir -p "$build/download"
+  if [ -z "$source" ]; then
+    log "fetching Debian source package x264=$DEB_VERSION"
+    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/install-deps.sh"
+    (cd "$build/download" && apt-get source --download-only "x264=$DEB_VERSION" >apt-source.log 2>&1) ||
+      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/install-deps.sh, or pass -DX264_SOURCE=..."
+    source="$build/download/x264_${DEB_VERSION#2:}.dsc"
+  fi
+  if [ -d "$source" ]; then
+    [ -f "$source/encoder/cavlc.c" ] && [ -f "$source/x264.h" ] || die "$source is not an x264 source tree"
+    grep -q '#define X264_BUILD 164' "$source/x264.h" || die "$source is not x264 build 164"
+    cp -a "$source" "$pristine"
+    rm -rf "$pristine/.git" "$pristine/.pc"
+  elif [[ "$source" == *.dsc ]]; then
+    dir=$(dirname "$source")
+    check_sha "$dir/x264_0.164.3095+gitbaee400.orig.tar.gz" "$ORIG_SHA256"
+    check_sha "$dir/x264_0.164.3095+gitbaee400-3.debian.tar.xz" "$DEBIAN_SHA256"
+    dpkg-source --no-check -x "$source" "$pristine" >"$build/download/dpkg-source.log" 2>&1 ||
+      die "dpkg-source -x failed (see $build/download/dpkg-source.log)"
+    rm -rf "$pristine/.pc"
+  elif [[ "$source" == *.tar.gz || "$source" == *.tar.xz || "$source" == *.tar.bz2 ]]; then
+    [[ "$(basename "$source")" != x264_0.164.3095+gitbaee400.orig.tar.gz ]] || check_sha "$source" "$ORIG_SHA256"
+    mkdir -p "$pristine"
+    tar -xf "$source" -C "$pristine" --strip-components=1
+    [ -f "$pristine/encoder/cavlc.c" ] || die "$source does not hold an x264 source tree"
+  else
+    die "--source must be a directory, a .dsc or a tarball: $source"
+  fi
+  touch "$pristine/.gpuec-source-ok"
+fi
+
+configure_flags=(--enable-static --bit-depth=8 --chroma-format=all
+                 --disable-lavf --disable-ffms --disable-gpac --disable-lsmash --disable-swscale --disable-avs)
+
+build_tree() {  # name stamp-content extra-configure-args...
+  local name=$1 stamp=$2; shift 2
+  local dir="$build/$name"
+  if [ ! -f "$dir/.gpuec-stamp" ] || [ "$(cat "$dir/.gpuec-stamp")" != "$stamp" ]; then
+    log "preparing $name tree"
+    rm -rf "$dir"
+    cp -a "$pristine" "$dir"
+    if [ "$name" = patched ]; then
+      for p in "$here"/*.patch; do
+        log "applying $(basename "$p")"
+        patch -d "$dir" -p1 --batch --forward --quiet <"$p" || die "$(basename "$p") does not apply"
+      done
+    fi
+    (cd "$dir" && ./configure "${configure_flags[@]}" "$@" >configure.log 2>&1) ||
+      die "configure of $name failed (see $dir/configure.log and $dir/config.log)"
+    echo "$stamp" >"$dir/.gpuec-stamp"
+  fi
+  rm -f "$dir/x264"  # relink every time: the stage libraries may have changed
+  log "building $name"
+  make -C "$dir" -j"$jobs" x264 >"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log" >&2; die "make of $name failed (see $dir/make.log)"; }
+}
+
+build_tree stock "stock"
+patch_sum=$(cat "$here"/*.patch | sha256sum | cut -d' ' -f1)
+build_tree patched "$patch_sum $cflags $libs" --extra-cflags="$cflags" --extra-ldflags="$libs -lstdc++ -lm"
+log "ok: $build/stock/x264 and $build/patched/x264"

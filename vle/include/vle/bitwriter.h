@@ -1,0 +1,62 @@
+// vle/bitwriter.h: MSB-first bit writer and bit-range copy, the CPU bit packer.
+//
+// Bit format: a bit stream is a byte array read most significant bit first, as in an H.264 RBSP:
+// stream bit i is (buf[i >> 3] >> (7 - (i & 7))) & 1. A partial last byte is padded with zero bits.
+//
+// The writer never allocates: the caller owns the buffer and sizes it (bits_to_bytes()). Writing past
+// the capacity sets overflowed() and drops the bits; nothing is written outside [buf, buf + cap).
+// Not thread-safe; one writer per output buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vle {
+
+constexpr size_t bits_to_bytes(uint64_t bits) { return static_cast<size_t>((bits + 7) >> 3); }
+
+// Reads nbits (0..32) starting at stream bit `bit` of src, right-aligned in the result.
+// The caller guarantees that bits [bit, bit + nbits) lie inside src.
+uint32_t read_bits(const uint8_t* src, uint64_t bit, int nbits);
+
+class BitWriter {
+ public:
+  BitWriter(uint8_t* buf, size_t cap_bytes) : buf_(buf), cap_(cap_bytes) {}
+
+  // Appends the low nbits (0..32) of value, most significant first. Higher bits of value must be 0.
+  void put(uint32_t value, int nbits) {
+    if (nbits == 0) return;
+    acc_ = (acc_ << nbits) | value;
+    nacc_ += nbits;
+    if (nacc_ >= 32) drain();
+  }
+  void put_bit(uint32_t b) { put(b & 1u, 1); }
+  // Unsigned Exp-Golomb ue(v) (H.264 9.1).
+  void put_ue(uint32_t v);
+
+  // Appends nbits of src starting at stream bit src_bit (the splice primitive: any alignment).
+  void copy_bits(const uint8_t* src, uint64_t src_bit, uint64_t nbits);
+  // Appends zero bits up to the next byte boundary of the output.
+  void align_zero() { put(0, static_cast<int>((8 - (bits() & 7)) & 7)); }
+
+  uint64_t bits() const { return written_ * 8 + static_cast<uint64_t>(nacc_); }
+  bool overflowed() const { return overflow_; }
+  // Writes the pending bits, zero-padding the last byte. The writer stays usable only if bits() was
+  // byte-aligned; flush() is meant to be the last call.
+  void flush();
+
+ private:
+  void drain();  // moves whole bytes from the accumulator to the buffer
+  void emit(uint8_t byte) {
+    if (written_ < cap_) buf_[written_] = byte; else overflow_ = true;
+    ++written_;
+  }
+  uint8_t* buf_;
+  size_t cap_;
+  size_t written_ = 0;  // whole bytes emitted (counted even past capacity, so bits() stays exact)
+  uint64_t acc_ = 0;    // pending bits, right-aligned
+  int nacc_ = 0;        // number of pending bits, < 32 between calls
+  bool overflow_ = false;
+};
+
+}  // namespace vle
