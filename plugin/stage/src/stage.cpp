@@ -20,6 +20,7 @@ struct gpuec_stage {
   std::vector<uint8_t> out;              // slice RBSP; grows only for a slice larger than any before
   int64_t slices = 0;
   int64_t macroblocks = 0;
+  int64_t overflows = 0;
 };
 
 namespace {
@@ -76,9 +77,10 @@ void gpuec_stage_destroy(gpuec_stage* s) { delete s; }
 
 int gpuec_stage_backend(const gpuec_stage* s) { return s->backend; }
 
-void gpuec_stage_counts(const gpuec_stage* s, int64_t* slices, int64_t* macroblocks) {
+void gpuec_stage_counts(const gpuec_stage* s, int64_t* slices, int64_t* macroblocks, int64_t* overflows) {
   if (slices) *slices = s->slices;
   if (macroblocks) *macroblocks = s->macroblocks;
+  if (overflows) *overflows = s->overflows;
 }
 
 void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
@@ -111,7 +113,10 @@ int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
   if (!next_addr_ok(s, m.mb_addr) || m.kind == GPUEC_MB_SKIP) return GPUEC_EINVAL;
   const int r = cavlc::mb_totals(m, totals);
   if (r < 0) return GPUEC_EINVAL;
-  if (r == 1) return 1;  // level overflow: the encoder re-encodes this macroblock
+  if (r == 1) {  // level overflow: the encoder re-encodes this macroblock
+    ++s->overflows;
+    return 1;
+  }
   ++s->n;
   return GPUEC_OK;
 }

@@ -52,8 +52,10 @@ void gpuec_stage_destroy(gpuec_stage *stage);
 int gpuec_stage_backend(const gpuec_stage *stage);  /* GPUEC_BACKEND_CPU or GPUEC_BACKEND_CUDA */
 const char *gpuec_backend_name(int backend);          /* "off", "cpu", "cuda", "auto" */
 
-/* Totals over the stage's life (for the encoder's closing log line). */
-void gpuec_stage_counts(const gpuec_stage *stage, int64_t *slices, int64_t *macroblocks);
+/* Totals over the stage's life (for the encoder's closing log line): slices and macroblocks coded,
+ * and macroblocks that gpuec_mb_commit sent back for a level-overflow re-encode. NULL: not wanted. */
+void gpuec_stage_counts(const gpuec_stage *stage, int64_t *slices, int64_t *macroblocks,
+                        int64_t *overflows);
 
 /* Starts a slice whose first macroblock is first_mb and whose NAL payload starts at the (byte-aligned)
  * bit position start_bit of the encoder's bitstream buffer. Drops any records of an unfinished slice. */

@@ -1,0 +1,49 @@
+// cavlc/cavlc.h: CAVLC residual block coding (H.264 7.3.5.3.2, 9.2), the CPU reference.
+//
+// Coefficients are int16 levels in scan (zigzag) order, as x264 stores them. Bits are written MSB first
+// through vle::BitWriter (see vle/bitwriter.h for the bit format). All functions are pure and thread-safe.
+// The code tables live once in cavlc/tables.h and are shared with the CUDA kernel.
+#pragma once
+
+#include <cstdint>
+
+#include "vle/bitwriter.h"
+
+namespace cavlc {
+
+// Residual block categories of baseline 4:2:0 (maxNumCoeff in parentheses).
+enum BlockCat : uint8_t {
+  kLumaDC = 0,    // Intra16x16 DC (16)
+  kLumaAC = 1,    // Intra16x16 AC (15)
+  kLuma4x4 = 2,   // luma 4x4 (16)
+  kChromaDC = 3,  // chroma DC 2x2 (4), always coded with nC = -1
+  kChromaAC = 4,  // chroma AC (15)
+};
+
+constexpr int max_coeffs(BlockCat cat) {
+  return cat == kChromaDC ? 4 : (cat == kLumaAC || cat == kChromaAC) ? 15 : 16;
+}
+
+// Number of non-zero coefficients among the first n.
+int total_coeff(const int16_t* coeffs, int n);
+
+// nC from the neighbours' TotalCoeff (9.2.1): both available (nA + nB + 1) >> 1, one: its value, none: 0.
+constexpr int predict_nc(bool avail_a, int n_a, bool avail_b, int n_b) {
+  return (avail_a && avail_b) ? (n_a + n_b + 1) >> 1 : avail_a ? n_a : avail_b ? n_b : 0;
+}
+
+// Writes residual_block_cavlc() for one block: coeff_token, trailing-one signs, levels (prefix/suffix
+// with escapes), total_zeros and run_before. n is max_coeffs(cat); nC is 0..16, or -1 for chroma DC.
+// Returns TotalCoeff. Levels must be codable in baseline (see level_overflow); otherwise the written
+// code is truncated to 12 suffix bits exactly as x264 does before it re-encodes the macroblock.
+int write_block(vle::BitWriter& bw, const int16_t* coeffs, int n, int nC);
+
+// Number of bits write_block would write (same arguments), without writing.
+int block_bits(const int16_t* coeffs, int n, int nC);
+
+// True when some level of the block cannot be coded in baseline/main profile: its level_prefix would
+// exceed 15 (level_code - (15 << suffixLength) - (suffixLength == 0 ? 15 : 0) >= 4096). x264 calls this
+// an overflow and re-encodes the macroblock at QP + 1. Depends on the level sequence, not on nC.
+bool level_overflow(const int16_t* coeffs, int n);
+
+}  // namespace cavlc
