@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every program of a GPU bundle (made by tools/gpu-bundle.sh) on a machine with a GPU:
+#   *_test   GoogleTest binaries: plain run, then compute-sanitizer memcheck and racecheck
+#   *bench*  benchmarks: plain run
+# Logs and JUnit XML go to LOGDIR (argument, else $OUT, else BUNDLE/logs); the last line is
+# 'N passed, M failed'. Exit status 0 only if everything passed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+logs=${1:-${OUT:-$here/logs}}
+mkdir -p "$logs"
+export GPUEC_SHARED_DIR="$here/data"
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+pass=0 fail=0
+summary="$logs/summary.txt"
+: >"$summary"
+
+record() {  # name status
+  if [ "$2" -eq 0 ]; then pass=$((pass + 1)); echo "PASS $1" | tee -a "$summary"
+  else fail=$((fail + 1)); echo "FAIL $1 (exit $2)" | tee -a "$summary"; fi
+}
+
+{ nvidia-smi || echo "nvidia-smi failed"; } >"$logs/nvidia-smi.txt" 2>&1
+head -15 "$logs/nvidia-smi.txt"
+
+for exe in "$here"/bin/*; do
+  name=$(basename "$exe")
+  case "$name" in
+    *_test)
+      "$exe" --gtest_output="xml:$logs/$name.xml" >"$logs/$name.log" 2>&1
+      record "$name" $?
+      grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | sed 's/^/    /'
+      if [ -x "$sanitizer" ]; then
+        for tool in memcheck racecheck; do
+          "$sanitizer" --tool "$tool" --error-exitcode 99 "$exe" >"$logs/$name.$tool.log" 2>&1
+          record "$name [$tool]" $?
+          tail -1 "$logs/$name.$tool.log" | sed 's/^/    /'
+        done
+      else
+        echo "    compute-sanitizer not found: memcheck/racecheck not run" | tee -a "$summary"
+      fi
+      ;;
+    *bench*)
+      "$exe" >"$logs/$name.log" 2>&1
+      record "$name" $?
+      tail -20 "$logs/$name.log"
+      ;;
+  esac
+done
+echo "$pass passed, $fail failed" | tee -a "$summary"
+[ "$fail" -eq 0 ]
