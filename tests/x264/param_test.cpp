@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -56,6 +58,95 @@ TEST(X264Param, OptionIsNotInTheSeiOptionsString) {
   EXPECT_EQ(std::string(b).find("gpu"), std::string::npos) << b;
   std::free(a);
   std::free(b);
+}
+
+}  // namespace
+
+namespace {
+
+struct LogCapture {
+  std::string text;
+};
+
+void capture_log(void* priv, int level, const char* fmt, va_list args) {
+  if (level > X264_LOG_INFO) return;
+  char line[1024];
+  std::vsnprintf(line, sizeof line, fmt, args);
+  static_cast<LogCapture*>(priv)->text += line;
+}
+
+void ignore_nal(x264_t*, x264_nal_t*, void*) {}
+
+// Encodes `frames` synthetic 176x144 frames through the library API; returns the stream bytes.
+std::string encode_api(const char* gpu_entropy, int frames, LogCapture* log, bool with_nalu_process = false) {
+  x264_param_t p;
+  x264_param_default_preset(&p, "medium", nullptr);
+  p.i_width = 176;
+  p.i_height = 144;
+  p.i_csp = X264_CSP_I420;
+  p.i_threads = 1;
+  p.rc.i_rc_method = X264_RC_CQP;
+  p.rc.i_qp_constant = 20;
+  p.pf_log = capture_log;
+  p.p_log_private = log;
+  p.i_log_level = X264_LOG_INFO;
+  if (with_nalu_process) p.nalu_process = ignore_nal;
+  EXPECT_EQ(x264_param_parse(&p, "gpu-entropy", gpu_entropy), 0);
+  EXPECT_EQ(x264_param_apply_profile(&p, "baseline"), 0);
+  x264_t* h = x264_encoder_open(&p);
+  if (!h) return "open failed";
+  x264_picture_t pic, out;
+  x264_picture_alloc(&pic, X264_CSP_I420, 176, 144);
+  std::string stream;
+  uint32_t rng = 12345;
+  for (int f = 0; f <= frames; ++f) {
+    x264_nal_t* nal = nullptr;
+    int n = 0, size;
+    if (f < frames) {
+      for (int plane = 0; plane < 3; ++plane) {
+        const int w = plane ? 88 : 176, hh = plane ? 72 : 144;
+        for (int y = 0; y < hh; ++y)
+          for (int x = 0; x < w; ++x) {
+            rng = rng * 1664525u + 1013904223u;
+            pic.img.plane[plane][y * pic.img.i_stride[plane] + x] =
+                static_cast<uint8_t>(((x + 3 * f) * 5 ^ y * 3) + (rng >> 29));
+          }
+      }
+      pic.i_pts = f;
+      size = x264_encoder_encode(h, &nal, &n, &pic, &out);
+    } else {
+      while ((size = x264_encoder_delayed_frames(h) ? x264_encoder_encode(h, &nal, &n, nullptr, &out) : 0) > 0)
+        for (int i = 0; i < n; ++i) stream.append(reinterpret_cast<char*>(nal[i].p_payload), nal[i].i_payload);
+      break;
+    }
+    EXPECT_GE(size, 0);
+    for (int i = 0; i < n; ++i) stream.append(reinterpret_cast<char*>(nal[i].p_payload), nal[i].i_payload);
+  }
+  x264_picture_clean(&pic);
+  x264_encoder_close(h);
+  return stream;
+}
+
+TEST(X264Api, StageOnIsByteIdenticalThroughTheLibrary) {
+  LogCapture off_log, on_log;
+  const std::string off = encode_api("off", 6, &off_log);
+  const std::string on = encode_api("cpu", 6, &on_log);
+  ASSERT_GT(off.size(), 1000u);
+  EXPECT_TRUE(off == on) << "sizes " << off.size() << " / " << on.size();
+  EXPECT_EQ(off_log.text.find("gpu-entropy"), std::string::npos) << off_log.text;
+  EXPECT_NE(on_log.text.find("gpu-entropy: cpu stage on"), std::string::npos) << on_log.text;
+  EXPECT_NE(on_log.text.find("gpu-entropy: cpu stage coded 6 slices, 594 macroblocks"), std::string::npos)
+      << on_log.text;
+}
+
+TEST(X264Api, NaluProcessCallbackFallsBackOnce) {
+  LogCapture log;
+  encode_api("cpu", 2, &log, true);
+  const std::string want = "gpu-entropy: the nalu_process callback needs finished slices; the stage is off";
+  const size_t at = log.text.find(want);
+  ASSERT_NE(at, std::string::npos) << log.text;
+  EXPECT_EQ(log.text.find(want, at + 1), std::string::npos) << "said more than once";
+  EXPECT_EQ(log.text.find("stage coded"), std::string::npos) << log.text;
 }
 
 }  // namespace
