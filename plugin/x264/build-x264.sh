@@ -3,6 +3,8 @@
 #   BUILD/stock/x264            the unmodified source (the byte-identity baseline)
 #   BUILD/patched/x264          the source with plugin/x264/*.patch applied, linked with our stage
 #   BUILD/patched/libx264.a     (plus x264.h, x264_config.h) for other consumers (FFmpeg)
+#   BUILD/timed/x264            with --timed only: the source with plugin/x264/bench/*.patch, which
+#                               times x264's own residual writer per frame (tools/bench-stage.sh)
 # The source comes from `apt-get source` (needs a deb-src entry: tools/install-deps.sh adds one derived
 # from the machine's apt sources) or from --source (a directory of an unpacked source tree, a .dsc, or
 # an x264 .orig tarball). Downloaded or given Debian files are checked against pinned SHA-256 sums.
@@ -13,15 +15,17 @@ ORIG_SHA256="8b237e94b08c196a1da22f2f25875f10be4cff3648df4eeff21e00da8f683fc2"  
 DEBIAN_SHA256="4980a5595db7465c8035e872d31e0eedd98dea936c1601f1cc338433eaff96b7" # x264_0.164.3095+gitbaee400-3.debian.tar.xz
 
 here=$(cd "$(dirname "$0")" && pwd)
-build="" source="" cflags="" libs="" jobs=$(nproc 2>/dev/null || echo 2)
+build="" source="" cflags="" libs="" timed=0 jobs=$(nproc 2>/dev/null || echo 2)
 
 usage() {
   cat <<USAGE
-usage: build-x264.sh --build-dir DIR [--source DIR|FILE.dsc|FILE.orig.tar.gz] [--cflags FLAGS] [--libs LIBS] [-j N]
+usage: build-x264.sh --build-dir DIR [--source DIR|FILE.dsc|FILE.orig.tar.gz] [--cflags FLAGS] [--libs LIBS]
+                    [--timed] [-j N]
   --build-dir DIR  where the source, the stock and the patched build go
   --source X       x264 source to use instead of 'apt-get source x264=$DEB_VERSION'
   --cflags FLAGS   extra compiler flags for the patched build (include dirs of the gpuec stage)
   --libs LIBS      libraries the patched x264 links after libx264.a (the gpuec stage archives)
+  --timed          also build BUILD/timed/x264: stock + bench/*.patch (residual writer timing)
   -j N             parallel make jobs (default: $jobs)
 USAGE
 }
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
     --source) source=$2; shift 2 ;;
     --cflags) cflags=$2; shift 2 ;;
     --libs) libs=$2; shift 2 ;;
+    --timed) timed=1; shift ;;
     -j) jobs=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "build-x264: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
@@ -94,12 +99,15 @@ build_tree() {  # name stamp-content extra-configure-args...
     log "preparing $name tree"
     rm -rf "$dir"
     cp -a "$pristine" "$dir"
-    if [ "$name" = patched ]; then
-      for p in "$here"/*.patch; do
-        log "applying $(basename "$p")"
-        patch -d "$dir" -p1 --batch --forward --quiet <"$p" || die "$(basename "$p") does not apply"
-      done
-    fi
+    local patches=()
+    case "$name" in
+      patched) patches=("$here"/*.patch) ;;
+      timed) patches=("$here"/bench/*.patch) ;;
+    esac
+    for p in "${patches[@]}"; do
+      log "applying $(basename "$p")"
+      patch -d "$dir" -p1 --batch --forward --quiet <"$p" || die "$(basename "$p") does not apply"
+    done
     (cd "$dir" && ./configure "${configure_flags[@]}" "$@" >configure.log 2>&1) ||
       die "configure of $name failed (see $dir/configure.log and $dir/config.log)"
     echo "$stamp" >"$dir/.gpuec-stamp"
@@ -112,4 +120,8 @@ build_tree() {  # name stamp-content extra-configure-args...
 build_tree stock "stock"
 patch_sum=$(cat "$here"/*.patch | sha256sum | cut -d' ' -f1)
 build_tree patched "$patch_sum $cflags $libs" --extra-cflags="$cflags" --extra-ldflags="$libs -lstdc++ -lm"
+if [ "$timed" = 1 ]; then
+  build_tree timed "$(cat "$here"/bench/*.patch | sha256sum | cut -d' ' -f1)"
+  log "ok: $build/timed/x264"
+fi
 log "ok: $build/stock/x264 and $build/patched/x264"

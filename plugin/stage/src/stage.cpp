@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "capture_writer.h"
 #include "cavlc/slice.h"
 
 struct gpuec_stage {
@@ -21,6 +22,7 @@ struct gpuec_stage {
   int64_t slices = 0;
   int64_t macroblocks = 0;
   int64_t overflows = 0;
+  bool capture = false;                  // GPUEC_CAPTURE: append every finished slice (gpuec/capture.h)
 };
 
 namespace {
@@ -66,6 +68,12 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, char* 
   }
   s->mb_width = mb_width;
   s->mb_height = mb_height;
+  const int capture = gpuec::capture_acquire(note, note_size);
+  if (capture < 0) {
+    delete s;
+    return nullptr;
+  }
+  s->capture = capture > 0;
   // The CUDA backend comes with the CAVLCU kernel; until then CUDA requests run on the CPU coder.
   if (backend == GPUEC_BACKEND_CUDA)
     set_note(note, note_size, "this build has no CUDA backend; using the cpu backend");
@@ -73,7 +81,10 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, char* 
   return s;
 }
 
-void gpuec_stage_destroy(gpuec_stage* s) { delete s; }
+void gpuec_stage_destroy(gpuec_stage* s) {
+  if (s && s->capture) gpuec::capture_release();
+  delete s;
+}
 
 int gpuec_stage_backend(const gpuec_stage* s) { return s->backend; }
 
@@ -138,6 +149,9 @@ int gpuec_slice_finish(gpuec_stage* s, const uint8_t* buf, int64_t end_bit, cons
   const int64_t bits = static_cast<int64_t>(bw.bits());
   bw.flush();
   if (bw.overflowed()) return GPUEC_EBACKEND;  // cannot happen with the bound above
+  if (s->capture && gpuec::capture_slice(s->mb_width, s->mb_height, s->first_mb, s->start_bit, end_bit, buf,
+                                         s->recs.data(), s->n, s->out.data(), bits) < 0)
+    return GPUEC_EBACKEND;
   ++s->slices;
   s->macroblocks += static_cast<int64_t>(s->n);
   s->n = 0;
