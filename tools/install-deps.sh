@@ -5,9 +5,12 @@
 set -euo pipefail
 
 SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: run this as root (no sudo here)" >&2; exit 1; }
+  SUDO="sudo"
+fi
 
-PKGS=(build-essential cmake ninja-build pkg-config nasm dpkg-dev xz-utils
+PKGS=(build-essential cmake ninja-build pkg-config nasm dpkg-dev patch xz-utils
       libgtest-dev googletest ffmpeg libjpeg-dev python3)
 
 enable_deb_src() {
