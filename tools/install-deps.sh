@@ -11,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 PKGS=(build-essential cmake ninja-build pkg-config nasm dpkg-dev patch xz-utils
-      libgtest-dev googletest ffmpeg libjpeg-dev python3)
+      libgtest-dev googletest ffmpeg libjpeg-dev python3 libxxhash-dev)
 
 enable_deb_src() {
   # Already have a deb-src entry for the main archive?

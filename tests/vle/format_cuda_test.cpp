@@ -1,0 +1,101 @@
+// The .gvle file made with the CUDA encoder equals the CPU one byte for byte (what `gvle compress
+// --backend cuda` writes), on the Canterbury corpus and on edge cases; and it decompresses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+#include "vle/encode_cuda.h"
+#include "vle/format.h"
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+#define REQUIRE_GPU()                                                       \
+  do {                                                                      \
+    std::string why_;                                                       \
+    if (gpu::device_count(&why_) == 0) GTEST_SKIP() << "skipped: " << why_; \
+  } while (0)
+
+uint64_t encode_cuda_fn(const uint8_t* in, uint64_t n, const vle::CodeTable& t, uint8_t* out, uint64_t* chunks) {
+  uint64_t total = UINT64_MAX;
+  const gpu::CudaError err = vle::encode_cuda_host(in, n, t, out, chunks, &total);
+  if (err) ADD_FAILURE() << err.str();
+  return err ? UINT64_MAX : total;
+}
+
+bool load(const std::string& path, Bytes* out) {
+  out->clear();
+  const bool xz = path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0;
+  FILE* f = xz ? popen(("xz -dc -- '" + path + "'").c_str(), "r") : std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  uint8_t buf[1 << 16];
+  size_t r;
+  while ((r = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + r);
+  return xz ? pclose(f) == 0 : std::fclose(f) == 0;
+}
+
+void expect_same_file(const Bytes& in, const std::string& what) {
+  Bytes cpu, cuda;
+  ASSERT_TRUE(vle::compress(in.data(), in.size(), vle::Backend::kCpu, &cpu).ok()) << what;
+  const vle::Status s = vle::compress(in.data(), in.size(), vle::Backend::kCuda, &cuda);
+  ASSERT_TRUE(s.ok()) << what << ": " << s.message;
+  ASSERT_EQ(cuda.size(), cpu.size()) << what;
+  size_t i = 0;
+  while (i < cpu.size() && cpu[i] == cuda[i]) ++i;
+  EXPECT_EQ(i, cpu.size()) << what << ": first differing byte " << i;
+  Bytes back;
+  const vle::Status d = vle::decompress(cuda.data(), cuda.size(), &back, vle::DecompressOptions{});
+  EXPECT_TRUE(d.ok() && back == in) << what << ": " << d.message;
+}
+
+TEST(GvleFormatCuda, CanterburyFilesMatchTheCpuFile) {
+  REQUIRE_GPU();
+  vle::set_cuda_encoder(encode_cuda_fn);
+  const char* shared = std::getenv("GPUEC_SHARED_DIR");
+  ASSERT_TRUE(shared) << "GPUEC_SHARED_DIR not set";
+  const char* names[] = {"alice29.txt", "asyoulik.txt", "cp.html",      "fields.c", "grammar.lsp",
+                         "kennedy.xls", "lcet10.txt",   "plrabn12.txt", "ptt5",     "sum",
+                         "xargs.1",     "bible.txt.xz", "E.coli.xz",    "world192.txt.xz"};
+  for (const char* name : names) {
+    Bytes in;
+    ASSERT_TRUE(load(std::string(shared) + "/corpus/canterbury/" + name, &in)) << name;
+    expect_same_file(in, name);
+  }
+}
+
+TEST(GvleFormatCuda, EdgeCasesMatchTheCpuFile) {
+  REQUIRE_GPU();
+  vle::set_cuda_encoder(encode_cuda_fn);
+  expect_same_file({}, "empty");
+  expect_same_file({42}, "one byte");
+  expect_same_file(Bytes(100000, 7), "one-symbol alphabet");
+  Bytes all(256 * 300);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint8_t>(i);
+  expect_same_file(all, "all 256 symbols");
+  // Fibonacci-like counts force the 16-bit limit.
+  Bytes fib;
+  uint64_t a = 1, b = 1;
+  for (int s = 0; s < 26; ++s) {
+    fib.insert(fib.end(), a, static_cast<uint8_t>(s));
+    const uint64_t c = a + b;
+    a = b;
+    b = c;
+  }
+  std::shuffle(fib.begin(), fib.end(), std::mt19937(7));
+  expect_same_file(fib, "16-bit codes");
+  for (size_t n : {size_t{65535}, size_t{65536}, size_t{65537}, size_t{8191}, size_t{8192}, size_t{8193}}) {
+    Bytes r(n);
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    for (auto& v : r) v = static_cast<uint8_t>(rng() % 40);
+    expect_same_file(r, "random " + std::to_string(n));
+  }
+}
+
+}  // namespace
