@@ -22,14 +22,16 @@ def main():
         gpu = list(csv.DictReader(f))
     with open(sys.argv[2]) as f:
         cpu = {r["file"].split(".")[0]: float(r["cpu_encode_mbps"]) / 1000 for r in csv.DictReader(f)}
+    # The default variant (first column) and the paper's kernel as published, if measured.
     variants = [k for k in gpu[0] if k.startswith("gbps_")]
-    default = variants[0]
+    variants = [variants[0]] + [v for v in variants[1:] if v.endswith("-paper")]
     files = [r["file"] for r in gpu]
     x = range(len(files))
     fig, ax = plt.subplots(figsize=(11, 4.8))
     w = 0.8 / (len(variants) + 1)
     for i, v in enumerate(variants):
-        ax.bar([p + i * w for p in x], [float(r[v]) for r in gpu], w, label="GPU " + v[5:])
+        label = "GPU " + v[5:] + (" (default)" if i == 0 else " (as published)")
+        ax.bar([p + i * w for p in x], [float(r[v]) for r in gpu], w, label=label)
     ax.bar([p + len(variants) * w for p in x], [cpu.get(f.split(".")[0], 0) for f in files], w,
            label="CPU encode_ref, 1 thread", color="gray")
     copy = sum(float(r["copy_gbps"]) for r in gpu) / len(gpu)
