@@ -2,15 +2,16 @@
 // layout, chunk index). Host C++ API; no CUDA headers needed. Library gpuec_vle_cuda.
 //
 // The kernel is the GVLE paper's (thesis section 2.3; DESIGN.md section 4): one persistent kernel
-// whose blocks take block-inputs (kThreads x 32 symbols) from an atomic counter; the code table in
-// shared memory as 16-bit values and 8-bit lengths; each thread loads its 32 symbols with one
-// 32-byte load and builds 16 two-code segments in registers; the block code is assembled in shared
-// memory and written with coalesced 32-bit stores; block offsets come from the paper's segmented
-// atomic inter-block scan (vle/scan.h, kSegmentedAtomic). Measured changes to the paper (tuning
-// record in vle/src/cuda/encode.cu; the kernel as published stays as variant "b128-paper"): 256
-// threads per block, the next block-input loaded while the current one is encoded, each block code
-// placed and written one block-input late (the look-back never holds up a barrier), branch-free
-// assembly of the block code.
+// whose blocks take block-inputs (256 threads x 32 symbols) from an atomic counter; the code table in
+// shared memory; each thread loads its 32 symbols with one 32-byte load and builds its code in
+// registers; the block code is assembled in shared memory and written with coalesced stores; block
+// offsets come from the paper's segmented atomic inter-block scan (vle/scan.h, kSegmentedAtomic).
+// Measured changes to the paper (tuning record with the H200 numbers in vle/src/cuda/encode.cu; the
+// kernel as published stays as variant "b128-paper"): one packed 32-bit table entry per symbol (code
+// left-aligned, length in bits 0-4) instead of separate 16-bit value / 8-bit length arrays, funnel-
+// shift emission into a 64-bit window, 16-byte write-out, 256 threads per block, the next
+// block-input loaded while the current one is encoded, each block code placed and written one
+// block-input late (the look-back never holds up a barrier).
 //
 // encode_cuda(in, n, table, out, chunk_bits, total_bits, workspace, workspace_bytes, stream):
 //   - in, out, chunk_bits, total_bits and workspace are device pointers; table is a host struct,
