@@ -467,3 +467,26 @@ TEST(EncodeCuda, ArgumentErrorsAreValues) {
 }
 
 }  // namespace
+
+namespace {
+
+// Inputs past 4 GiB: 64-bit symbol counts, offsets and chunk indices all the way (default variant;
+// skipped under compute-sanitizer, where it would take hours, and on a GPU with too little memory).
+TEST(EncodeCuda, InputBeyond4GiB) {
+  REQUIRE_GPU();
+  if (under_sanitizer()) GTEST_SKIP() << "skipped: too slow under compute-sanitizer (the plain run covers it)";
+  const uint64_t n = (uint64_t{4} << 30) + 4099;
+  size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  if (free_bytes < n + vle::encoded_bound_bytes(n) + (uint64_t{1} << 30))
+    GTEST_SKIP() << "skipped: needs " << (n + vle::encoded_bound_bytes(n)) / (1 << 20) << " MiB of GPU memory";
+  std::mt19937 rng(test_seed() + 6);
+  const std::vector<uint8_t> block = skewed_bytes(rng, (uint64_t{1} << 20) + 7);  // not a power of two
+  std::vector<uint8_t> in(n);
+  for (uint64_t i = 0; i < n; i += block.size())
+    std::memcpy(in.data() + i, block.data(), std::min<uint64_t>(block.size(), n - i));
+  const vle::CodeTable t = huffman_table(block.data(), block.size());
+  check_case({in.data(), n, &t, "4 GiB + 4099 skewed bytes"}, vle::encode_cuda_default_variant());
+}
+
+}  // namespace
