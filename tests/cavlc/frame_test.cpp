@@ -1,12 +1,15 @@
-// The frame coder (cavlc/frame.h, the CAVLCU kernel's CPU twin) against the slice coder that the
+// The frame coder (cavlc/frame.h, the CAVLCU kernel's CPU twin) and the slice assembly
+// (cavlc/assemble.h) against the slice coder that the
 // end-to-end tests validate against stock x264: per slice, the concatenation of every macroblock's
 // slots must equal the residual encode_slice_ref writes. Random x264-like frames, several layouts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "cavlc/assemble.h"
 #include "cavlc/frame.h"
 #include "cavlc/slice.h"
 #include "random_mb.h"
@@ -112,6 +115,74 @@ TEST(CavlcFrame, RejectsRecordsOutOfOrder) {
   std::vector<uint8_t> bits(4 * cavlc::kMbSlots * cavlc::kSlotBytes);
   std::vector<uint16_t> len(4 * cavlc::kMbSlots);
   EXPECT_EQ(cavlc::code_frame_ref(recs.data(), 2, 2, ids.data(), bits.data(), len.data()), -1);
+}
+
+}  // namespace
+
+namespace {
+
+// Frame coder + assembly equals the slice coder, skeleton and I_PCM included, for every slice of
+// random frames with random skeletons and insertion points.
+TEST(CavlcAssemble, FrameSlotsPlusAssemblyEqualTheSliceCoder) {
+  for (uint32_t seed = 100; seed < 130; ++seed) {
+    std::mt19937 rng(seed);
+    const int w = 1 + static_cast<int>(rng() % 30), h = 1 + static_cast<int>(rng() % 12), nmb = w * h;
+    std::vector<gpuec_mb> recs = cavlc_test::random_frame(rng, nmb, 10 + static_cast<int>(rng() % 50));
+    // Slices: random cut points.
+    std::vector<int> starts = {0};
+    for (int a = 1; a < nmb; ++a)
+      if (rng() % 17 == 0) starts.push_back(a);
+    std::vector<int32_t> ids(static_cast<size_t>(nmb));
+    for (size_t k = 0; k < starts.size(); ++k)
+      for (int a = starts[k]; a < (k + 1 < starts.size() ? starts[k + 1] : nmb); ++a) ids[a] = static_cast<int32_t>(k);
+    std::vector<uint8_t> slots(static_cast<size_t>(nmb) * cavlc::kMbSlots * cavlc::kSlotBytes);
+    std::vector<uint16_t> len(static_cast<size_t>(nmb) * cavlc::kMbSlots);
+    ASSERT_EQ(cavlc::code_frame_ref(recs.data(), w, h, ids.data(), slots.data(), len.data()), 0);
+    for (size_t k = 0; k < starts.size(); ++k) {
+      const int first = starts[k], last = (k + 1 < starts.size() ? starts[k + 1] : nmb) - 1;
+      // A skeleton with random bits; insertion points increasing, starting past a random header.
+      std::vector<uint8_t> skel(4096);
+      for (auto& b : skel) b = static_cast<uint8_t>(rng());
+      const int64_t start = 8 * static_cast<int64_t>(rng() % 64);
+      int64_t pos = start + 20 + static_cast<int64_t>(rng() % 40);
+      for (int a = first; a <= last; ++a) {
+        pos += static_cast<int64_t>(rng() % 24);
+        recs[a].skel_bit = pos;
+      }
+      const int64_t end = pos + static_cast<int64_t>(rng() % 30);
+      ASSERT_LT(end, 4096 * 8);
+      std::vector<uint8_t> want(1 << 20), got(1 << 20, 0xA5);
+      std::vector<cavlc::MbTotals> totals(static_cast<size_t>(nmb));
+      vle::BitWriter bw(want.data(), want.size());
+      const cavlc::SliceLayout layout{w, first, start, end};
+      ASSERT_EQ(cavlc::encode_slice_ref(recs.data() + first, static_cast<size_t>(last - first + 1), layout,
+                                        skel.data(), totals.data(), bw), 0);
+      const int64_t want_bits = static_cast<int64_t>(bw.bits());
+      bw.flush();
+      const cavlc::SliceSpan span{first, last, start, end};
+      const int64_t got_bits = cavlc::assemble_slice_ref(recs.data(), slots.data(), len.data(), span, skel.data(),
+                                                         got.data(), got.size());
+      ASSERT_EQ(got_bits, want_bits) << "seed " << seed << " slice " << k;
+      ASSERT_TRUE(std::equal(want.begin(), want.begin() + (want_bits + 7) / 8, got.begin()))
+          << "seed " << seed << " slice " << k;
+    }
+  }
+}
+
+TEST(CavlcAssemble, RejectsInsertionPointsOutOfOrder) {
+  std::mt19937 rng(3);
+  std::vector<gpuec_mb> recs(2);
+  for (int a = 0; a < 2; ++a) {
+    recs[a] = cavlc_test::random_mb(rng, a, 30);
+    recs[a].kind = GPUEC_MB_NORMAL;
+    recs[a].cbp = 0;
+  }
+  recs[0].skel_bit = 40;
+  recs[1].skel_bit = 30;
+  std::vector<uint8_t> slots(2 * cavlc::kMbSlots * cavlc::kSlotBytes), skel(16), out(64);
+  std::vector<uint16_t> len(2 * cavlc::kMbSlots, 0);
+  EXPECT_EQ(cavlc::assemble_slice_ref(recs.data(), slots.data(), len.data(), {0, 1, 0, 100}, skel.data(), out.data(),
+                                      out.size()), -1);
 }
 
 }  // namespace
