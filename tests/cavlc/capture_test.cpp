@@ -1,0 +1,186 @@
+// Real macroblock data (captures of the patched x264, tools/make-captures.sh) through the frame
+// path: code_frame_ref + assemble_slice_ref must give exactly the slices the stage produced during
+// the encode (bit count and hash recorded in the capture), and the CAVLCU kernel (every variant)
+// must fill the same slots as code_frame_ref. Captures: every *.cap or *.cap.xz in $GPUEC_CAPTURES
+// (default $GPUEC_SHARED_DIR/captures). Frames: a slice with first_mb 0 starts a frame (captures of
+// --threads 1 encodes).
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cavlc/assemble.h"
+#include "cavlc/frame.h"
+#include "gpu/device.h"
+#include "gpuec/capture.h"
+#include "vle/bitwriter.h"
+#ifdef GPUEC_CAPTURE_TEST_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cavlc/frame_cuda.h"
+#endif
+
+namespace {
+
+struct Frame {
+  int mb_width = 0, mb_height = 0;
+  std::vector<gpuec_mb> recs;
+  std::vector<int32_t> slice_id;
+  std::vector<const gpuec::CapturedSlice*> slices;
+};
+
+std::string captures_dir() {
+  if (const char* d = std::getenv("GPUEC_CAPTURES")) return d;
+  const char* s = std::getenv("GPUEC_SHARED_DIR");
+  return std::string(s ? s : "../shared") + "/captures";
+}
+
+std::vector<std::string> capture_files() {
+  std::vector<std::string> v;
+  const std::string dir = captures_dir();
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if ((n.size() > 4 && n.compare(n.size() - 4, 4, ".cap") == 0) ||
+          (n.size() > 7 && n.compare(n.size() - 7, 7, ".cap.xz") == 0))
+        v.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+bool load(const std::string& path, std::vector<gpuec::CapturedSlice>* slices, std::string* err) {
+  std::string file = path;
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0) {
+    file = "/tmp/gpuec-capture-test." + std::to_string(getpid()) + ".cap";
+    if (std::system(("xz -dc '" + path + "' > '" + file + "'").c_str()) != 0) {
+      *err = "xz -dc failed on " + path;
+      return false;
+    }
+  }
+  const bool ok = gpuec::read_capture(file, *slices, *err);
+  if (file != path) std::remove(file.c_str());
+  return ok;
+}
+
+std::vector<Frame> frames_of(const std::vector<gpuec::CapturedSlice>& slices) {
+  std::vector<Frame> frames;
+  for (const auto& s : slices) {
+    if (s.head.first_mb == 0 || frames.empty()) {
+      frames.emplace_back();
+      frames.back().mb_width = static_cast<int>(s.head.mb_width);
+      frames.back().mb_height = static_cast<int>(s.head.mb_height);
+    }
+    Frame& f = frames.back();
+    const int32_t id = static_cast<int32_t>(f.slices.size());
+    f.slices.push_back(&s);
+    f.recs.insert(f.recs.end(), s.recs.begin(), s.recs.end());
+    f.slice_id.insert(f.slice_id.end(), s.recs.size(), id);
+  }
+  return frames;
+}
+
+TEST(CavlcCapture, FramePathReproducesTheStageOutput) {
+  const std::vector<std::string> files = capture_files();
+  if (files.empty()) GTEST_SKIP() << "skipped: no captures in " << captures_dir() << " (tools/make-captures.sh)";
+  size_t nframes = 0, nslices = 0;
+  for (const std::string& path : files) {
+    std::vector<gpuec::CapturedSlice> slices;
+    std::string err;
+    ASSERT_TRUE(load(path, &slices, &err)) << err;
+    for (const Frame& f : frames_of(slices)) {
+      const int nmb = f.mb_width * f.mb_height;
+      ASSERT_EQ(static_cast<int>(f.recs.size()), nmb) << path << ": a frame's slices do not cover it";
+      std::vector<uint8_t> bits(static_cast<size_t>(nmb) * cavlc::kMbSlots * cavlc::kSlotBytes);
+      std::vector<uint16_t> len(static_cast<size_t>(nmb) * cavlc::kMbSlots);
+      ASSERT_EQ(cavlc::code_frame_ref(f.recs.data(), f.mb_width, f.mb_height, f.slice_id.data(), bits.data(),
+                                      len.data()), 0) << path;
+      int first = 0;
+      for (const gpuec::CapturedSlice* s : f.slices) {
+        const int last = first + static_cast<int>(s->recs.size()) - 1;
+        // The capture's skeleton starts at byte start_bit / 8 of the encoder's buffer; records hold
+        // insertion points in buffer coordinates: rebase the span onto the skeleton copy.
+        const int64_t base = (s->head.start_bit / 8) * 8;
+        std::vector<gpuec_mb> recs(f.recs);
+        for (int a = first; a <= last; ++a) recs[a].skel_bit -= base;
+        const cavlc::SliceSpan span{first, last, s->head.start_bit - base, s->head.end_bit - base};
+        std::vector<uint8_t> out(vle::bits_to_bytes(static_cast<uint64_t>(s->head.out_bits)) + 1024);
+        const int64_t got = cavlc::assemble_slice_ref(recs.data(), bits.data(), len.data(), span,
+                                                      s->skeleton.data(), out.data(), out.size());
+        ASSERT_EQ(got, s->head.out_bits) << path << " slice " << s->head.slice_index;
+        ASSERT_EQ(gpuec::capture_hash(out.data(), got), s->head.out_hash) << path << " slice " << s->head.slice_index;
+        first = last + 1;
+        ++nslices;
+      }
+      ++nframes;
+    }
+  }
+  std::printf("%zu capture files, %zu frames, %zu slices reproduced bit for bit\n", files.size(), nframes, nslices);
+}
+
+#ifdef GPUEC_CAPTURE_TEST_CUDA
+TEST(CavlcCaptureCuda, KernelMatchesTheCpuTwinOnRealFrames) {
+  std::string why;
+  if (gpu::device_count(&why) == 0) GTEST_SKIP() << "skipped: " << why;
+  const std::vector<std::string> files = capture_files();
+  if (files.empty()) GTEST_SKIP() << "skipped: no captures in " << captures_dir();
+  size_t nframes = 0;
+  for (const std::string& path : files) {
+    std::vector<gpuec::CapturedSlice> slices;
+    std::string err;
+    ASSERT_TRUE(load(path, &slices, &err)) << err;
+    for (const Frame& f : frames_of(slices)) {
+      const int nmb = f.mb_width * f.mb_height;
+      ASSERT_EQ(static_cast<int>(f.recs.size()), nmb);
+      const size_t nbits = static_cast<size_t>(nmb) * cavlc::kMbSlots * cavlc::kSlotBytes;
+      const size_t nlen = static_cast<size_t>(nmb) * cavlc::kMbSlots;
+      std::vector<uint8_t> ref(nbits, 0xA5);
+      std::vector<uint16_t> ref_len(nlen, 0xBEEF);
+      ASSERT_EQ(cavlc::code_frame_ref(f.recs.data(), f.mb_width, f.mb_height, f.slice_id.data(), ref.data(),
+                                      ref_len.data()), 0);
+      void *d_recs = nullptr, *d_ids = nullptr, *d_bits = nullptr, *d_len = nullptr, *d_ws = nullptr;
+      const size_t ws = cavlc::code_frame_cuda_workspace_bytes(f.mb_width, f.mb_height);
+      ASSERT_EQ(cudaMalloc(&d_recs, f.recs.size() * sizeof(gpuec_mb)), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&d_ids, f.slice_id.size() * 4), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&d_bits, nbits), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&d_len, nlen * 2), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&d_ws, ws), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(d_recs, f.recs.data(), f.recs.size() * sizeof(gpuec_mb), cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(d_ids, f.slice_id.data(), f.slice_id.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+      for (cavlc::FrameCudaVariant v : {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass}) {
+        ASSERT_EQ(cudaMemset(d_bits, 0xA5, nbits), cudaSuccess);
+        ASSERT_EQ(cudaMemset(d_len, 0xEF, nlen * 2), cudaSuccess);
+        const gpu::CudaError e = cavlc::code_frame_cuda_variant(
+            v, static_cast<const gpuec_mb*>(d_recs), f.mb_width, f.mb_height, static_cast<const int32_t*>(d_ids),
+            static_cast<uint8_t*>(d_bits), static_cast<uint16_t*>(d_len), d_ws, ws, nullptr);
+        ASSERT_FALSE(e) << e.str();
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        std::vector<uint8_t> got(nbits);
+        std::vector<uint16_t> got_len(nlen);
+        ASSERT_EQ(cudaMemcpy(got.data(), d_bits, nbits, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(got_len.data(), d_len, nlen * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (size_t s = 0; s < nlen; ++s) {
+          ASSERT_EQ(got_len[s], ref_len[s]) << path << " frame " << nframes << " mb " << s / cavlc::kMbSlots
+                                            << " slot " << s % cavlc::kMbSlots << " variant " << int(v);
+          const size_t used = (ref_len[s] + 31u) / 32u * 4u;
+          ASSERT_TRUE(std::equal(ref.begin() + s * cavlc::kSlotBytes, ref.begin() + s * cavlc::kSlotBytes + used,
+                                 got.begin() + s * cavlc::kSlotBytes))
+              << path << " frame " << nframes << " mb " << s / cavlc::kMbSlots << " slot " << s % cavlc::kMbSlots;
+        }
+      }
+      cudaFree(d_recs); cudaFree(d_ids); cudaFree(d_bits); cudaFree(d_len); cudaFree(d_ws);
+      ++nframes;
+    }
+  }
+  std::printf("%zu capture files, %zu frames: kernel == CPU twin\n", files.size(), nframes);
+}
+#endif
+
+}  // namespace
