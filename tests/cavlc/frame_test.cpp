@@ -101,8 +101,11 @@ TEST(CavlcFrame, SlotsAreWholeWordsAndUntouchedBeyond) {
     const size_t used = (len[s] + 31u) / 32u * 4u;
     for (size_t i = 0; i < cavlc::kSlotBytes; ++i) {
       const uint8_t b = bits[s * cavlc::kSlotBytes + i];
-      if (i >= used) ASSERT_EQ(b, 0xA5) << "slot " << s << " byte " << i;
-      else if (i * 8 >= len[s]) ASSERT_EQ(b, 0) << "padding of slot " << s;
+      if (i >= used) {
+        ASSERT_EQ(b, 0xA5) << "slot " << s << " byte " << i;
+      } else if (i * 8 >= len[s]) {
+        ASSERT_EQ(b, 0) << "padding of slot " << s;
+      }
     }
   }
 }

@@ -1,6 +1,8 @@
 // The CUDA build probe: the kernel against its CPU twin, canary-filled output, edge sizes.
 #include <gtest/gtest.h>
 
+#include "gpu_test.h"
+
 #include <string>
 #include <vector>
 
@@ -8,12 +10,6 @@
 
 namespace {
 
-// GTEST_SKIP returns from the function it is in, so this must expand inside the test body.
-#define REQUIRE_GPU()                                                       \
-  do {                                                                      \
-    std::string why_;                                                       \
-    if (gpu::device_count(&why_) == 0) GTEST_SKIP() << "skipped: " << why_; \
-  } while (0)
 
 TEST(GpuProbe, ReportsDevice) {
   REQUIRE_GPU();

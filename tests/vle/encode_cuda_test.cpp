@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "gpu_test.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -23,43 +25,13 @@
 
 namespace {
 
-// GTEST_SKIP returns from the function it is in, so this must expand inside the test body.
-#define REQUIRE_GPU()                                                       \
-  do {                                                                      \
-    std::string why_;                                                       \
-    if (gpu::device_count(&why_) == 0) GTEST_SKIP() << "skipped: " << why_; \
-  } while (0)
 
 constexpr uint8_t kCanary = 0xA5;
 constexpr uint64_t kSanitizerCap = 96 * 1024;
 
-uint32_t test_seed() {
-  static const uint32_t seed = [] {
-    uint32_t s = std::random_device{}();
-    if (const char* e = std::getenv("GPUEC_SEED")) s = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
-    std::ifstream f("/proc/self/cmdline", std::ios::binary);
-    std::string arg;
-    while (std::getline(f, arg, '\0'))
-      if (arg.rfind("--seed=", 0) == 0) s = static_cast<uint32_t>(std::strtoul(arg.c_str() + 7, nullptr, 0));
-    std::printf("encode_cuda_test seed: %u (rerun with --seed=%u)\n", s, s);
-    return s;
-  }();
-  return seed;
-}
+uint32_t test_seed() { return gpuec_test::test_seed("encode_cuda_test"); }
 
-// compute-sanitizer loads its libraries into the process (seen once the CUDA runtime is up).
-bool under_sanitizer() {
-  static const bool yes = [] {
-    cudaFree(nullptr);
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line))
-      if (line.find("sanitizer") != std::string::npos) return true;
-    const char* inj = std::getenv("CUDA_INJECTION64_PATH");
-    return inj && std::strstr(inj, "anitizer") != nullptr;
-  }();
-  return yes;
-}
+using gpuec_test::under_sanitizer;
 
 uint64_t cap(uint64_t n) { return under_sanitizer() ? std::min(n, kSanitizerCap) : n; }
 

@@ -2,6 +2,8 @@
 // --backend cuda` writes), on the Canterbury corpus and on edge cases; and it decompresses.
 #include <gtest/gtest.h>
 
+#include "gpu_test.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,11 +19,6 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-#define REQUIRE_GPU()                                                       \
-  do {                                                                      \
-    std::string why_;                                                       \
-    if (gpu::device_count(&why_) == 0) GTEST_SKIP() << "skipped: " << why_; \
-  } while (0)
 
 uint64_t encode_cuda_fn(const uint8_t* in, uint64_t n, const vle::CodeTable& t, uint8_t* out, uint64_t* chunks) {
   uint64_t total = UINT64_MAX;

@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "gpu_test.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,12 +20,6 @@
 
 namespace {
 
-// GTEST_SKIP returns from the function it is in, so this must expand inside the test body.
-#define REQUIRE_GPU()                                                       \
-  do {                                                                      \
-    std::string why_;                                                       \
-    if (gpu::device_count(&why_) == 0) GTEST_SKIP() << "skipped: " << why_; \
-  } while (0)
 
 #define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
 

@@ -4,6 +4,10 @@
 // GPUEC_SEED=N.
 #include <gtest/gtest.h>
 
+#ifdef GPUEC_SCAN_TEST_GPU
+#include "gpu_test.h"
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -71,24 +75,7 @@ TEST(ScanRef, MethodNames) {
 
 #else  // GPUEC_SCAN_TEST_GPU
 
-#define REQUIRE_GPU()                                                       \
-  do {                                                                      \
-    std::string why_;                                                       \
-    if (gpu::device_count(&why_) == 0) GTEST_SKIP() << "skipped: " << why_; \
-  } while (0)
-
-bool under_sanitizer() {
-  static const bool yes = [] {
-    cudaFree(nullptr);
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line))
-      if (line.find("sanitizer") != std::string::npos) return true;
-    const char* inj = std::getenv("CUDA_INJECTION64_PATH");
-    return inj && std::strstr(inj, "anitizer") != nullptr;
-  }();
-  return yes;
-}
+using gpuec_test::under_sanitizer;
 
 constexpr uint8_t kCanary = 0xA5;
 
