@@ -4,11 +4,10 @@
 
 #include "cavlc/cavlc.h"
 #include "cavlc/slice.h"
+#include "neighbours.h"
 
 namespace cavlc {
 namespace {
-
-constexpr uint8_t kBlkToRaster[16] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15};
 
 // TotalCoeff of every block as neighbours see it (slice.h MbTotals), from the record alone.
 int neighbour_totals(const gpuec_mb& m, MbTotals* t) {
@@ -20,37 +19,10 @@ int neighbour_totals(const gpuec_mb& m, MbTotals* t) {
   return 0;
 }
 
-struct Frame {
-  const MbTotals* totals;
+// Any layout: neighbours are available when they carry the same slice id.
+struct SameSliceId {
   const int32_t* slice_id;
-  int mb_width;
-
-  bool avail(int addr, int nb) const { return slice_id[nb] == slice_id[addr]; }
-
-  int luma_nc(int addr, int x, int y) const {
-    const int mx = addr % mb_width;
-    bool aa = true, ab = true;
-    int na = 0, nbv = 0;
-    if (x > 0) na = totals[addr].luma[y * 4 + x - 1];
-    else if (mx > 0 && avail(addr, addr - 1)) na = totals[addr - 1].luma[y * 4 + 3];
-    else aa = false;
-    if (y > 0) nbv = totals[addr].luma[(y - 1) * 4 + x];
-    else if (addr >= mb_width && avail(addr, addr - mb_width)) nbv = totals[addr - mb_width].luma[12 + x];
-    else ab = false;
-    return predict_nc(aa, na, ab, nbv);
-  }
-  int chroma_nc(int addr, int c, int x, int y) const {
-    const int mx = addr % mb_width;
-    bool aa = true, ab = true;
-    int na = 0, nbv = 0;
-    if (x > 0) na = totals[addr].chroma[c][y * 2];
-    else if (mx > 0 && avail(addr, addr - 1)) na = totals[addr - 1].chroma[c][y * 2 + 1];
-    else aa = false;
-    if (y > 0) nbv = totals[addr].chroma[c][x];
-    else if (addr >= mb_width && avail(addr, addr - mb_width)) nbv = totals[addr - mb_width].chroma[c][2 + x];
-    else ab = false;
-    return predict_nc(aa, na, ab, nbv);
-  }
+  bool operator()(int addr, int nb) const { return slice_id[nb] == slice_id[addr]; }
 };
 
 // Writes one block into its slot as whole 32-bit words; returns its length in bits.
@@ -71,7 +43,7 @@ int code_frame_ref(const gpuec_mb* recs, int mb_width, int mb_height, const int3
   std::vector<MbTotals> totals(static_cast<size_t>(nmb));
   for (int a = 0; a < nmb; ++a)
     if (recs[a].mb_addr != a || neighbour_totals(recs[a], &totals[a]) < 0) return -1;
-  const Frame f{totals.data(), slice_id, mb_width};
+  const NcPredictor<SameSliceId> f{totals.data(), mb_width, SameSliceId{slice_id}};
   for (int a = 0; a < nmb; ++a) {
     const gpuec_mb& m = recs[a];
     uint16_t* l = len + static_cast<size_t>(a) * kMbSlots;
@@ -82,13 +54,13 @@ int code_frame_ref(const gpuec_mb* recs, int mb_width, int mb_height, const int3
     const auto& c = m.u.coef;
     const int cbp_chroma = m.cbp >> 4;
     const bool i16 = m.kind == GPUEC_MB_I16x16;
-    if (i16) l[kSlotLumaDC] = code_slot(slot(kSlotLumaDC), c.luma_dc, 16, f.luma_nc(a, 0, 0));
+    if (i16) l[kSlotLumaDC] = code_slot(slot(kSlotLumaDC), c.luma_dc, 16, f.luma(a, totals[a], 0, 0));
     for (int b = 0; b < 16; ++b) {
       const bool coded = i16 ? (m.cbp & 15) != 0 : ((m.cbp >> (b >> 2)) & 1) != 0;
       if (!coded) continue;
       const int r = kBlkToRaster[b];
       l[kSlotLuma + b] = code_slot(slot(kSlotLuma + b), i16 ? c.luma[b] + 1 : c.luma[b], i16 ? 15 : 16,
-                                   f.luma_nc(a, r & 3, r >> 2));
+                                   f.luma(a, totals[a], r & 3, r >> 2));
     }
     if (cbp_chroma)
       for (int ch = 0; ch < 2; ++ch) l[kSlotChromaDC + ch] = code_slot(slot(kSlotChromaDC + ch), c.chroma_dc[ch], 4, -1);
@@ -96,7 +68,7 @@ int code_frame_ref(const gpuec_mb* recs, int mb_width, int mb_height, const int3
       for (int ch = 0; ch < 2; ++ch)
         for (int b = 0; b < 4; ++b)
           l[kSlotChromaAC + ch * 4 + b] = code_slot(slot(kSlotChromaAC + ch * 4 + b), c.chroma_ac[ch * 4 + b] + 1,
-                                                    15, f.chroma_nc(a, ch, b & 1, b >> 1));
+                                                    15, f.chroma(a, totals[a], ch, b & 1, b >> 1));
   }
   return 0;
 }

@@ -1,12 +1,10 @@
 #include "cavlc/slice.h"
 
 #include "cavlc/cavlc.h"
+#include "neighbours.h"
 
 namespace cavlc {
 namespace {
-
-// luma4x4BlkIdx -> raster index y * 4 + x of the 4x4 block (6.4.3).
-constexpr uint8_t kBlkToRaster[16] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15};
 
 bool luma_coded(const gpuec_mb& m, int blk) {
   if (m.kind == GPUEC_MB_I16x16) return (m.cbp & 15) != 0;
@@ -60,37 +58,12 @@ int mb_totals(const gpuec_mb& m, uint8_t t[GPUEC_TC_COUNT]) {
 
 namespace {
 
-// Neighbour access for one slice: a macroblock before first_mb belongs to another slice (x264 slices
-// are raster runs), so it is unavailable, as is anything left of column 0 or above row 0.
-struct Neighbours {
-  const MbTotals* totals;
-  int mb_width;
+// In one slice a macroblock before first_mb belongs to another slice (x264 slices are raster runs).
+struct SameSlice {
   int first_mb;
-
-  // nC of the luma block at raster position (x, y) of macroblock addr whose own totals are `cur`.
-  int luma_nc(int addr, const MbTotals& cur, int x, int y) const {
-    bool avail_a = true, avail_b = true;
-    int n_a = 0, n_b = 0;
-    if (x > 0) n_a = cur.luma[y * 4 + x - 1];
-    else if (addr % mb_width > 0 && addr - 1 >= first_mb) n_a = totals[addr - 1].luma[y * 4 + 3];
-    else avail_a = false;
-    if (y > 0) n_b = cur.luma[(y - 1) * 4 + x];
-    else if (addr - mb_width >= first_mb) n_b = totals[addr - mb_width].luma[12 + x];
-    else avail_b = false;
-    return predict_nc(avail_a, n_a, avail_b, n_b);
-  }
-  int chroma_nc(int addr, const MbTotals& cur, int ch, int x, int y) const {
-    bool avail_a = true, avail_b = true;
-    int n_a = 0, n_b = 0;
-    if (x > 0) n_a = cur.chroma[ch][y * 2];
-    else if (addr % mb_width > 0 && addr - 1 >= first_mb) n_a = totals[addr - 1].chroma[ch][y * 2 + 1];
-    else avail_a = false;
-    if (y > 0) n_b = cur.chroma[ch][x];
-    else if (addr - mb_width >= first_mb) n_b = totals[addr - mb_width].chroma[ch][2 + x];
-    else avail_b = false;
-    return predict_nc(avail_a, n_a, avail_b, n_b);
-  }
+  bool operator()(int, int nb) const { return nb >= first_mb; }
 };
+using Neighbours = NcPredictor<SameSlice>;
 
 // Writes one macroblock's residual (7.3.5.3) and fills its totals as neighbours will see them.
 void encode_mb(const gpuec_mb& m, const Neighbours& nb, MbTotals& cur, vle::BitWriter& bw) {
@@ -108,19 +81,19 @@ void encode_mb(const gpuec_mb& m, const Neighbours& nb, MbTotals& cur, vle::BitW
   const int addr = m.mb_addr;
   const int cbp_chroma = m.cbp >> 4;
   if (m.kind == GPUEC_MB_I16x16) {
-    write_block(bw, c.luma_dc, 16, nb.luma_nc(addr, cur, 0, 0));  // block 0's neighbours
+    write_block(bw, c.luma_dc, 16, nb.luma(addr, cur, 0, 0));  // block 0's neighbours
     if (m.cbp & 15)
       for (int b = 0; b < 16; ++b) {
         const int r = kBlkToRaster[b];
         cur.luma[r] = static_cast<uint8_t>(
-            write_block(bw, c.luma[b] + 1, 15, nb.luma_nc(addr, cur, r & 3, r >> 2)));
+            write_block(bw, c.luma[b] + 1, 15, nb.luma(addr, cur, r & 3, r >> 2)));
       }
   } else {
     for (int b = 0; b < 16; ++b) {
       if (!((m.cbp >> (b >> 2)) & 1)) continue;
       const int r = kBlkToRaster[b];
       cur.luma[r] =
-          static_cast<uint8_t>(write_block(bw, c.luma[b], 16, nb.luma_nc(addr, cur, r & 3, r >> 2)));
+          static_cast<uint8_t>(write_block(bw, c.luma[b], 16, nb.luma(addr, cur, r & 3, r >> 2)));
     }
   }
   if (cbp_chroma) {
@@ -131,14 +104,14 @@ void encode_mb(const gpuec_mb& m, const Neighbours& nb, MbTotals& cur, vle::BitW
     for (int ch = 0; ch < 2; ++ch)
       for (int b = 0; b < 4; ++b)
         cur.chroma[ch][b] = static_cast<uint8_t>(
-            write_block(bw, c.chroma_ac[ch * 4 + b] + 1, 15, nb.chroma_nc(addr, cur, ch, b & 1, b >> 1)));
+            write_block(bw, c.chroma_ac[ch * 4 + b] + 1, 15, nb.chroma(addr, cur, ch, b & 1, b >> 1)));
 }
 
 }  // namespace
 
 int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, const uint8_t* skel,
                      MbTotals* totals, vle::BitWriter& bw) {
-  const Neighbours nb{totals, layout.mb_width, layout.first_mb};
+  const Neighbours nb{totals, layout.mb_width, SameSlice{layout.first_mb}};
   int64_t pos = layout.skel_start;
   for (size_t i = 0; i < n; ++i) {
     const gpuec_mb& m = recs[i];

@@ -4,6 +4,8 @@
 // GPUEC_SEED=N.
 #include <gtest/gtest.h>
 
+#include "test_seed.h"
+
 #ifdef GPUEC_SCAN_TEST_GPU
 #include "gpu_test.h"
 #endif
@@ -26,19 +28,7 @@
 
 namespace {
 
-uint32_t test_seed() {
-  static const uint32_t seed = [] {
-    uint32_t s = std::random_device{}();
-    if (const char* e = std::getenv("GPUEC_SEED")) s = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
-    std::ifstream f("/proc/self/cmdline", std::ios::binary);
-    std::string arg;
-    while (std::getline(f, arg, '\0'))
-      if (arg.rfind("--seed=", 0) == 0) s = static_cast<uint32_t>(std::strtoul(arg.c_str() + 7, nullptr, 0));
-    std::printf("scan test seed: %u (rerun with --seed=%u)\n", s, s);
-    return s;
-  }();
-  return seed;
-}
+uint32_t test_seed() { return gpuec_test::test_seed("scan test"); }
 
 #if !defined(GPUEC_SCAN_TEST_GPU)
 
