@@ -95,7 +95,7 @@ TEST(StageCapture, WritesEveryFinishedSliceAndReadsBack) {
   {
     CaptureEnv env(path);
     char note[200];
-    gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, note, sizeof note);
+    gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, 0, note, sizeof note);
     ASSERT_NE(st, nullptr) << note;
     done.push_back(code_slice(st, skel.data(), 0, 16,
                               {GPUEC_MB_NORMAL, GPUEC_MB_SKIP, GPUEC_MB_I16x16, GPUEC_MB_PCM}));
@@ -152,8 +152,8 @@ TEST(StageCapture, StagesOfOneProcessShareTheFile) {
   const std::vector<uint8_t> skel = skeleton_buffer();
   {
     CaptureEnv env(path);
-    gpuec_stage* a = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, nullptr, 0);
-    gpuec_stage* b = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, nullptr, 0);
+    gpuec_stage* a = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, 0, nullptr, 0);
+    gpuec_stage* b = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, 0, nullptr, 0);
     ASSERT_NE(a, nullptr);
     ASSERT_NE(b, nullptr);
     code_slice(a, skel.data(), 0, 0, {GPUEC_MB_NORMAL});
@@ -176,7 +176,7 @@ TEST(StageCapture, StagesOfOneProcessShareTheFile) {
 TEST(StageCapture, OffWithoutTheVariable) {
   unsetenv("GPUEC_CAPTURE");
   const std::vector<uint8_t> skel = skeleton_buffer();
-  gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, nullptr, 0);
+  gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, 0, nullptr, 0);
   ASSERT_NE(st, nullptr);
   code_slice(st, skel.data(), 0, 0, {GPUEC_MB_NORMAL});
   gpuec_stage_destroy(st);
@@ -185,7 +185,7 @@ TEST(StageCapture, OffWithoutTheVariable) {
 TEST(StageCapture, UnwritableFileFailsStageCreation) {
   CaptureEnv env("/nonexistent-gpuec-dir/capture.bin");
   char note[200] = "";
-  gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, note, sizeof note);
+  gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, 0, note, sizeof note);
   EXPECT_EQ(st, nullptr);
   EXPECT_NE(std::string(note).find("GPUEC_CAPTURE"), std::string::npos) << note;
   gpuec_stage_destroy(st);
@@ -196,7 +196,7 @@ TEST(StageCapture, ReaderRejectsBadFiles) {
   const std::vector<uint8_t> skel = skeleton_buffer();
   {
     CaptureEnv env(path);
-    gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, nullptr, 0);
+    gpuec_stage* st = gpuec_stage_create(2, 2, GPUEC_BACKEND_CPU, 0, nullptr, 0);
     ASSERT_NE(st, nullptr);
     code_slice(st, skel.data(), 0, 0, {GPUEC_MB_NORMAL, GPUEC_MB_PCM});
     gpuec_stage_destroy(st);

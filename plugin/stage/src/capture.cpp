@@ -15,8 +15,9 @@ static_assert(sizeof(gpuec_mb) == 832, "capture record size");
 
 uint64_t capture_hash(const uint8_t* data, int64_t bits) {
   uint64_t h = 0xcbf29ce484222325ull;
-  const size_t bytes = static_cast<size_t>((bits + 7) >> 3);
-  for (size_t i = 0; i < bytes; ++i) h = (h ^ data[i]) * 0x100000001b3ull;
+  const size_t whole = static_cast<size_t>(bits >> 3);
+  for (size_t i = 0; i < whole; ++i) h = (h ^ data[i]) * 0x100000001b3ull;
+  if (bits & 7) h = (h ^ (data[whole] & (0xff00u >> (bits & 7)))) * 0x100000001b3ull;
   return h;
 }
 
@@ -84,7 +85,7 @@ void capture_release() {
 }
 
 int capture_slice(int mb_width, int mb_height, int first_mb, int64_t start_bit, int64_t end_bit,
-                  const uint8_t* skel, const gpuec_mb* recs, size_t n, const uint8_t* out,
+                  const uint8_t* skel_first_byte, const gpuec_mb* recs, size_t n, const uint8_t* out,
                   int64_t out_bits) {
   CaptureSliceHeader h{};
   h.tag = kCaptureSliceTag;
@@ -103,7 +104,7 @@ int capture_slice(int mb_width, int mb_height, int first_mb, int64_t start_bit, 
   h.slice_index = w.next_slice++;
   const bool ok = w.file && std::fwrite(&h, sizeof h, 1, w.file) == 1 &&
                   (h.skeleton_bytes == 0 ||
-                   std::fwrite(skel + first_byte, h.skeleton_bytes, 1, w.file) == 1) &&
+                   std::fwrite(skel_first_byte, h.skeleton_bytes, 1, w.file) == 1) &&
                   (n == 0 || std::fwrite(recs, sizeof(gpuec_mb), n, w.file) == n) &&
                   std::fflush(w.file) == 0;
   if (!ok) {

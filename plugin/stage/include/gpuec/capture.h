@@ -1,8 +1,8 @@
 // gpuec/capture.h: the stage's capture file (the inputs and result of every coded slice), and its reader.
 //
 // C++ only; x264 never includes it. The stage writes a capture when the environment variable
-// GPUEC_CAPTURE names a file at gpuec_stage_create(): every successful gpuec_slice_finish() then appends
-// one slice block. The benchmark (tools/bench_stage.cpp) replays captures through the CPU coder.
+// GPUEC_CAPTURE names a file at gpuec_stage_create(): every slice the stage codes (gpuec_slice_defer with
+// the cpu backend, gpuec_frame_complete with cuda) then appends one slice block. The benchmark (tools/bench_stage.cpp) replays captures through the CPU coder.
 //
 // Writing:
 // - One file per process. The first stage that opens a path truncates it and writes the file header;
@@ -10,11 +10,11 @@
 //   and the file is closed when the last stage is destroyed. A later stage that opens the same path
 //   again appends.
 // - gpuec_stage_create() fails (NULL, reason in its note) when the file cannot be opened, and
-//   gpuec_slice_finish() returns GPUEC_EBACKEND (after a message on stderr) when a block cannot be
+//   the call that codes the slice returns GPUEC_EBACKEND (after a message on stderr) when a block cannot be
 //   written in full; every block is flushed, so a full disk shows at the slice that hit it.
 // - With the capture off the stage pays one pointer test per slice.
 //
-// Order and frames: blocks are in the order gpuec_slice_finish() was called (slice_index counts them,
+// Order and frames: blocks are in the order the slices were coded (slice_index counts them,
 // from 0, over the process). x264 starts every frame with a slice whose first_mb is 0, so a block with
 // first_mb == 0 begins a new frame. With x264 --threads 1 (one stage, one frame at a time) the slices
 // of a frame are consecutive and frames are in coded order; with frame threads, blocks of different
@@ -35,7 +35,7 @@
 //       i32 first_mb
 //       u32 skeleton_bytes ceil(end_bit / 8) - start_bit / 8
 //       i64 start_bit      slice start in the encoder's buffer (byte-aligned, as given to gpuec_slice_begin)
-//       i64 end_bit        skeleton end (as given to gpuec_slice_finish)
+//       i64 end_bit        skeleton end (as given to gpuec_slice_defer / gpuec_slice_finish)
 //       i64 out_bits       bits of the slice the stage produced (*rbsp_bits)
 //       u64 out_hash       capture_hash() of those bits
 //     skeleton: bytes [start_bit / 8, ceil(end_bit / 8)) of the encoder's buffer, as it was
@@ -78,8 +78,8 @@ struct CapturedSlice {
   std::vector<gpuec_mb> recs;     // head.record_count records
 };
 
-// 64-bit FNV-1a over the ceil(bits / 8) bytes of a bit string whose last partial byte is zero-padded
-// (the stage's output as vle::BitWriter::flush leaves it).
+// 64-bit FNV-1a over the ceil(bits / 8) bytes of a bit string, the bits after `bits` in the last byte
+// taken as zero (the stage's output as vle::BitWriter::flush leaves it).
 uint64_t capture_hash(const uint8_t* data, int64_t bits);
 
 // Reads a whole capture file. Returns true with `slices` filled, or false with a message naming the

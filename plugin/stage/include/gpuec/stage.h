@@ -1,19 +1,35 @@
 /* gpuec/stage.h: the entropy stage's C interface, called by the patched x264.
  *
  * Data path (one stage per encoder thread context; calls on one stage are not reentrant, different
- * stages are independent):
- *   gpuec_slice_begin(stage, first_mb, start_bit)       when the encoder starts a slice NAL
- *   per macroblock, in order:
- *     skipped:  gpuec_mb_skip(stage, mb_addr)
- *     coded:    m = gpuec_mb_next(stage); fill *m;  gpuec_mb_commit(stage, totals)
- *   gpuec_slice_finish(stage, buf, end_bit, &rbsp, &rbsp_bits)   after the last skip run
- * The encoder writes every syntax element except residual blocks (the "skeleton") into its own buffer;
- * gpuec_slice_finish codes the residual of all recorded macroblocks and returns the slice bits
- * [start_bit, end_bit) of the skeleton with each residual inserted at its record's skel_bit, I_PCM
- * alignment resolved from the final positions. Bits are MSB first (vle/bitwriter.h).
+ * stages are independent). A FRAME PART is the run of slices one thread context writes for a picture
+ * (x264: the whole picture, or one thread's rows with --sliced-threads):
+ *   per slice, in order:
+ *     gpuec_slice_begin(stage, first_mb, start_bit)       when the encoder starts the slice NAL
+ *     per macroblock, in order:
+ *       skipped:  gpuec_mb_skip(stage, mb_addr)
+ *       coded:    m = gpuec_mb_next(stage); fill *m;  gpuec_mb_commit(stage, totals)
+ *     gpuec_slice_defer(stage, buf, end_bit, tag)         after the last skip run
+ *   gpuec_frame_submit(stage)                             after the part's last slice
+ *   gpuec_frame_complete(stage)                           before the NAL units are escaped; then
+ *   gpuec_frame_slice(stage, k, ...)                      for each deferred slice k
+ * The encoder writes every syntax element except residual blocks (the "skeleton") into its own buffer.
+ * The stage codes the residual of all recorded macroblocks and returns each slice's NAL payload: the
+ * skeleton bits [start_bit, end_bit) with each residual inserted at its record's skel_bit (I_PCM
+ * alignment resolved from the final positions), then rbsp_slice_trailing_bits. Bits are MSB first
+ * (vle/bitwriter.h). The cpu backend codes each slice in gpuec_slice_defer (on the encoder's thread);
+ * the cuda backend copies the part to the GPU and codes every slice of it in one submission in
+ * gpuec_frame_submit, which returns at once, so that the encoder thread goes on while the GPU works;
+ * gpuec_frame_complete waits for it. gpuec_slice_finish is the one-slice shortcut (defer, submit,
+ * complete).
+ *
+ * CUDA failures (no device, out of memory, a failed launch or copy) never reach the stream: the stage
+ * codes the frame part on the CPU from the same records, reports it once through gpuec_stage_note(),
+ * and every stage of the process uses the cpu backend from then on. Environment:
+ *   GPUEC_CUDA_FAIL_AT_FRAME=N  the cuda backend fails on purpose at the N-th frame part submitted in
+ *                               the process (counting from 0), to test the fallback.
  *
  * Errors are negative return values (GPUEC_E*); no exception crosses this interface. Nothing here
- * allocates per macroblock; the output buffer grows only when a slice is larger than any before. */
+ * allocates per macroblock; buffers grow only when a frame part is larger than any before. */
 #ifndef GPUEC_STAGE_H
 #define GPUEC_STAGE_H
 
@@ -43,13 +59,19 @@ enum gpuec_error {
 typedef struct gpuec_stage gpuec_stage;
 
 /* Creates a stage for frames of mb_width x mb_height macroblocks (4:2:0, 8-bit). `backend` is the one
- * asked for; the stage may use another (CUDA asked but unavailable: CPU), see gpuec_stage_backend()
- * and the note written to `note` (may be NULL; always NUL-terminated when note_size > 0; empty when the
- * request was met). Returns NULL on failure, with the reason in `note`. */
-gpuec_stage *gpuec_stage_create(int mb_width, int mb_height, int backend, char *note, size_t note_size);
+ * asked for; the stage may use another (CUDA asked but unavailable: CPU; AUTO: CUDA when a device is
+ * usable, else CPU without a note), see gpuec_stage_backend() and the note written to `note` (may be
+ * NULL; always NUL-terminated when note_size > 0; empty when the request was met). `device` is the CUDA
+ * device index (0: the first). Returns NULL on failure, with the reason in `note`. */
+gpuec_stage *gpuec_stage_create(int mb_width, int mb_height, int backend, int device, char *note,
+                                size_t note_size);
 void gpuec_stage_destroy(gpuec_stage *stage);
 
-int gpuec_stage_backend(const gpuec_stage *stage);  /* GPUEC_BACKEND_CPU or GPUEC_BACKEND_CUDA */
+int gpuec_stage_backend(const gpuec_stage *stage);  /* GPUEC_BACKEND_CPU or GPUEC_BACKEND_CUDA (now) */
+
+/* A note the stage has not reported yet (the CUDA backend failed and the CPU took over), copied to
+ * `note`; returns 1 when there was one (it is then cleared), 0 when not. */
+int gpuec_stage_note(gpuec_stage *stage, char *note, size_t note_size);
 const char *gpuec_backend_name(int backend);          /* "off", "cpu", "cuda", "auto" */
 
 /* Totals over the stage's life (for the encoder's closing log line): slices and macroblocks coded,
@@ -58,7 +80,8 @@ void gpuec_stage_counts(const gpuec_stage *stage, int64_t *slices, int64_t *macr
                         int64_t *overflows);
 
 /* Starts a slice whose first macroblock is first_mb and whose NAL payload starts at the (byte-aligned)
- * bit position start_bit of the encoder's bitstream buffer. Drops any records of an unfinished slice. */
+ * bit position start_bit of the encoder's bitstream buffer. Drops any records of an unfinished slice.
+ * The first slice after gpuec_frame_complete (or after create) starts a new frame part. */
 void gpuec_slice_begin(gpuec_stage *stage, int first_mb, int64_t start_bit);
 
 /* Records a skipped macroblock. Returns 0 or GPUEC_EINVAL (mb_addr out of order). */
@@ -75,10 +98,31 @@ gpuec_mb *gpuec_mb_next(gpuec_stage *stage);
  * GPUEC_EINVAL for a malformed record (bad kind or cbp, address out of order). */
 int gpuec_mb_commit(gpuec_stage *stage, uint8_t totals[GPUEC_TC_COUNT]);
 
-/* Codes and splices the slice. `buf` is the encoder's bitstream buffer and end_bit the position after
- * the skeleton's last bit (after the final mb_skip_run, before rbsp_slice_trailing_bits); bits
- * [start_bit, end_bit) must be in memory. On success *rbsp points to the slice's bits (valid until the
- * next call on this stage), *rbsp_bits is their count, and 0 is returned. */
+/* Ends the slice: `buf` is the encoder's bitstream buffer and end_bit the position after the skeleton's
+ * last bit (after the final mb_skip_run, before rbsp_slice_trailing_bits); bits [start_bit, end_bit)
+ * must be in memory now (they are copied or coded before the call returns). `tag` is the caller's
+ * (x264: the NAL index) and comes back with the slice. Returns the slice's index in the frame part
+ * (0, 1, ...) or a negative error (GPUEC_EINVAL: positions inconsistent with the records). */
+int gpuec_slice_defer(gpuec_stage *stage, const uint8_t *buf, int64_t end_bit, int tag);
+
+/* Starts coding the frame part (the slices deferred since the last completion). Returns 0 or a
+ * negative error; a CUDA failure is not an error (see above). */
+int gpuec_frame_submit(gpuec_stage *stage);
+
+/* Waits for the submitted frame part. Returns the number of its slices (0: nothing was deferred) or a
+ * negative error. */
+int gpuec_frame_complete(gpuec_stage *stage);
+
+/* Slice k (0 <= k < gpuec_frame_complete's count) of the completed frame part: its tag, its NAL
+ * payload (RBSP with rbsp_slice_trailing_bits, *payload_bytes bytes; valid until the next
+ * gpuec_slice_begin on this stage, and readable 64 bytes past its end), and the bits the stage added to
+ * the skeleton (residual and I_PCM samples with their alignment). Returns 0 or GPUEC_EINVAL. */
+int gpuec_frame_slice(const gpuec_stage *stage, int k, int *tag, const uint8_t **payload,
+                      int64_t *payload_bytes, int64_t *added_bits);
+
+/* One slice at once: gpuec_slice_defer, gpuec_frame_submit, gpuec_frame_complete. On success *rbsp
+ * points to the slice's bits WITHOUT the trailing bits (valid until the next gpuec_slice_begin),
+ * *rbsp_bits is their count, and 0 is returned. */
 int gpuec_slice_finish(gpuec_stage *stage, const uint8_t *buf, int64_t end_bit, const uint8_t **rbsp,
                        int64_t *rbsp_bits);
 

@@ -1,0 +1,301 @@
+// The stage's CUDA backend (cuda_coder.h): one frame part per submission on the coder's own stream.
+//
+// Device arena (one allocation, so that vle's packer reads every source from one base):
+//   [0, skel_cap)                 skeleton copies (the MbLead / FrameSlice bits are arena bits)
+//   [skel_cap, +256)              zero bytes (I_PCM alignment and slice padding)
+//   [rec_off, + cap * 832)        records
+//   [slot_off, + mbs * 27 * 96)   slot bits of code_frame_cuda
+// Per submission: 5 host-to-device copies from pinned memory, code_frame_cuda, assemble_frame_cuda, one
+// kernel that copies exactly the output's bytes (its size is only known on the device) into mapped
+// pinned host memory, one small device-to-host copy of the slice results, one event.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "../cuda_coder.h"
+#include "cavlc/assemble_frame_cuda.h"
+#include "cavlc/frame_cuda.h"
+#include "vle/pack.h"
+
+namespace gpuec {
+namespace {
+
+constexpr size_t kZeroBytes = 256;
+constexpr size_t kOutSlack = 64;  // readable bytes after the output (cuda_coder.h)
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+std::string describe(cudaError_t e, const char* what) {
+  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+std::string describe(const gpu::CudaError& e, const char* what) { return std::string(what) + ": " + e.str(); }
+
+// Copies packed_bytes(*total_bits) bytes (at most cap) of src to dst (mapped host memory), 16 bytes a thread.
+__global__ void copy_output(const uint4* __restrict__ src, uint4* __restrict__ dst, const uint64_t* total_bits,
+                            uint64_t cap) {
+  const uint64_t bytes = min(((*total_bits + 31) >> 5) << 2, cap);  // vle::packed_bytes
+  const uint64_t n = (bytes + 15) / 16;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
+    dst[i] = src[i];
+}
+
+class Coder final : public CudaCoder {
+ public:
+  ~Coder() override { release(); }
+
+  bool init(int mb_width, int mb_height, int device, std::string* why) {
+    mbw_ = mb_width;
+    mbh_ = mb_height;
+    device_ = device;
+    mbs_ = static_cast<size_t>(mb_width) * mb_height;
+    cap_ = mbs_ + 1;
+    cudaError_t e;
+    int count = 0;
+    if ((e = cudaGetDeviceCount(&count)) != cudaSuccess) return fail(why, describe(e, "cudaGetDeviceCount"));
+    if (device >= count) {
+      *why = "device " + std::to_string(device) + " asked for, " + std::to_string(count) + " present";
+      return false;
+    }
+    if ((e = cudaSetDevice(device)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
+    if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess)
+      return fail(why, describe(e, "cudaStreamCreate"));
+    if ((e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)) != cudaSuccess)
+      return fail(why, describe(e, "cudaEventCreate"));
+    if (!host_alloc(reinterpret_cast<void**>(&h_recs_), cap_ * sizeof(gpuec_mb), 0, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_slice_id_), cap_ * sizeof(int32_t), 0, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_lead_), cap_ * sizeof(cavlc::MbLead), 0, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_slices_), cap_ * sizeof(cavlc::FrameSlice), 0, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_results_), cap_ * sizeof(cavlc::SliceResult) + 64, 0, why))
+      return false;
+    h_total_ = reinterpret_cast<uint64_t*>(h_results_ + cap_);
+    if (!grow_host_skeleton(mbs_ * 64 + 65536, why) || !grow_host_out(mbs_ * 512 + 65536, why)) return false;
+    if ((e = cudaMalloc(&d_slice_id_, cap_ * sizeof(int32_t))) != cudaSuccess ||
+        (e = cudaMalloc(&d_lead_, cap_ * sizeof(cavlc::MbLead))) != cudaSuccess ||
+        (e = cudaMalloc(&d_slices_, cap_ * sizeof(cavlc::FrameSlice))) != cudaSuccess ||
+        (e = cudaMalloc(&d_results_, cap_ * sizeof(cavlc::SliceResult) + 64)) != cudaSuccess ||
+        (e = cudaMalloc(&d_len_, mbs_ * cavlc::kMbSlots * sizeof(uint16_t))) != cudaSuccess)
+      return fail(why, describe(e, "cudaMalloc"));
+    d_total_ = reinterpret_cast<uint64_t*>(d_results_ + cap_);
+    ws_code_bytes_ = cavlc::code_frame_cuda_workspace_bytes(mb_width, mb_height);
+    ws_asm_bytes_ = cavlc::assemble_frame_cuda_workspace_bytes(static_cast<int>(mbs_), static_cast<int>(mbs_));
+    if ((e = cudaMalloc(&d_ws_code_, ws_code_bytes_)) != cudaSuccess ||
+        (e = cudaMalloc(&d_ws_asm_, ws_asm_bytes_)) != cudaSuccess)
+      return fail(why, describe(e, "cudaMalloc (workspace)"));
+    return grow_device_arena(h_skel_cap_, why) && grow_device_out(h_out_cap_, why);
+  }
+
+  gpuec_mb* records() override { return h_recs_; }
+  int32_t* slice_ids() override { return h_slice_id_; }
+  cavlc::MbLead* leads() override { return h_lead_; }
+  cavlc::FrameSlice* slices() override { return h_slices_; }
+
+  uint8_t* skeleton(size_t bytes) override {
+    if (bytes > h_skel_cap_) {
+      std::string why;
+      if (!grow_host_skeleton(std::max(bytes, 2 * h_skel_cap_), &why)) return nullptr;
+    }
+    return h_skel_;
+  }
+
+  bool submit(int rows, int n_slices, size_t skeleton_bytes, std::string* why) override {
+    cudaError_t e;
+    if ((e = cudaSetDevice(device_)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
+    const size_t n = static_cast<size_t>(rows) * mbw_;
+    if (rows <= 0 || n > mbs_ || n_slices <= 0 || static_cast<size_t>(n_slices) > n) {
+      *why = "frame part out of range";
+      return false;
+    }
+    if (skeleton_bytes > skel_cap_ && !grow_device_arena(skeleton_bytes, why)) return false;
+    // The output bound: skeleton bits (a slice's stop bit included) + the largest residual of every
+    // macroblock + 32 bits of padding per slice.
+    const uint64_t bound = vle::packed_bytes(cavlc::assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
+    if (bound > d_out_cap_ && !grow_device_out(bound, why)) return false;
+    uint8_t* d_recs = d_arena_ + rec_off_;
+    if ((e = cudaMemcpyAsync(d_recs, h_recs_, n * sizeof(gpuec_mb), cudaMemcpyHostToDevice, stream_)) ||
+        (e = cudaMemcpyAsync(d_slice_id_, h_slice_id_, n * sizeof(int32_t), cudaMemcpyHostToDevice, stream_)) ||
+        (e = cudaMemcpyAsync(d_lead_, h_lead_, n * sizeof(cavlc::MbLead), cudaMemcpyHostToDevice, stream_)) ||
+        (e = cudaMemcpyAsync(d_slices_, h_slices_, n_slices * sizeof(cavlc::FrameSlice), cudaMemcpyHostToDevice,
+                             stream_)) ||
+        (e = cudaMemcpyAsync(d_arena_, h_skel_, skeleton_bytes, cudaMemcpyHostToDevice, stream_)))
+      return fail(why, describe(e, "cudaMemcpyAsync (to the device)"));
+    const gpuec_mb* recs = reinterpret_cast<const gpuec_mb*>(d_recs);
+    gpu::CudaError ce = cavlc::code_frame_cuda(recs, mbw_, rows, d_slice_id_, d_arena_ + slot_off_, d_len_,
+                                               d_ws_code_, ws_code_bytes_, stream_);
+    if (ce) return fail(why, describe(ce, "code_frame_cuda"));
+    cavlc::FrameAssembly in{};
+    in.arena = d_arena_;
+    in.records_bit = uint64_t{rec_off_} * 8;
+    in.slots_bit = uint64_t{slot_off_} * 8;
+    in.zero_bit = uint64_t{skel_cap_} * 8;
+    in.records = recs;
+    in.slot_len = d_len_;
+    in.lead = d_lead_;
+    in.slices = d_slices_;
+    in.n_mbs = static_cast<int32_t>(n);
+    in.n_slices = n_slices;
+    ce = cavlc::assemble_frame_cuda(in, d_out_, d_out_cap_, d_results_, d_total_, d_ws_asm_, ws_asm_bytes_, stream_);
+    if (ce) return fail(why, describe(ce, "assemble_frame_cuda"));
+    copy_output<<<64, 256, 0, stream_>>>(reinterpret_cast<const uint4*>(d_out_), reinterpret_cast<uint4*>(d_hout_),
+                                         d_total_, h_out_cap_);
+    if ((e = cudaGetLastError()) != cudaSuccess) return fail(why, describe(e, "copy_output launch"));
+    if ((e = cudaMemcpyAsync(h_results_, d_results_, n_slices * sizeof(cavlc::SliceResult), cudaMemcpyDeviceToHost,
+                             stream_)) ||
+        (e = cudaMemcpyAsync(h_total_, d_total_, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_)))
+      return fail(why, describe(e, "cudaMemcpyAsync (to the host)"));
+    if ((e = cudaEventRecord(done_, stream_)) != cudaSuccess) return fail(why, describe(e, "cudaEventRecord"));
+    in_flight_ = true;
+    return true;
+  }
+
+  bool complete(const uint8_t** out, const cavlc::SliceResult** results, std::string* why) override {
+    if (!in_flight_) {
+      *why = "nothing submitted";
+      return false;
+    }
+    in_flight_ = false;
+    cudaError_t e;
+    if ((e = cudaSetDevice(device_)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
+    if ((e = cudaEventSynchronize(done_)) != cudaSuccess) return fail(why, describe(e, "frame part on the GPU"));
+    const uint64_t bytes = vle::packed_bytes(*h_total_);
+    if (bytes > h_out_cap_) {  // larger than any output before: grow and copy again
+      if (!grow_host_out(round_up(bytes + bytes / 2, 4096), why)) return false;
+      if ((e = cudaMemcpy(h_out_, d_out_, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess)
+        return fail(why, describe(e, "cudaMemcpy (output)"));
+    }
+    *out = h_out_;
+    *results = h_results_;
+    return true;
+  }
+
+ private:
+  static bool fail(std::string* why, std::string text) {
+    *why = std::move(text);
+    return false;
+  }
+
+  bool host_alloc(void** p, size_t bytes, unsigned flags, std::string* why) {
+    const cudaError_t e = cudaHostAlloc(p, bytes, flags);
+    if (e != cudaSuccess) {
+      *p = nullptr;
+      return fail(why, describe(e, "cudaHostAlloc"));
+    }
+    return true;
+  }
+
+  bool grow_host_skeleton(size_t bytes, std::string* why) {
+    bytes = round_up(bytes, 4096);
+    uint8_t* p = nullptr;
+    if (!host_alloc(reinterpret_cast<void**>(&p), bytes, 0, why)) return false;
+    if (h_skel_) {
+      std::memcpy(p, h_skel_, h_skel_cap_);
+      cudaFreeHost(h_skel_);
+    }
+    h_skel_ = p;
+    h_skel_cap_ = bytes;
+    return true;
+  }
+
+  // Mapped pinned output (the copy kernel writes it through d_hout_), kOutSlack readable bytes after it.
+  bool grow_host_out(size_t bytes, std::string* why) {
+    bytes = round_up(bytes, 4096);
+    uint8_t* p = nullptr;
+    if (!host_alloc(reinterpret_cast<void**>(&p), bytes + kOutSlack, cudaHostAllocMapped, why)) return false;
+    void* dp = nullptr;
+    const cudaError_t e = cudaHostGetDevicePointer(&dp, p, 0);
+    if (e != cudaSuccess) {
+      cudaFreeHost(p);
+      return fail(why, describe(e, "cudaHostGetDevicePointer"));
+    }
+    if (h_out_) cudaFreeHost(h_out_);
+    h_out_ = p;
+    d_hout_ = static_cast<uint8_t*>(dp);
+    h_out_cap_ = bytes;
+    return true;
+  }
+
+  bool grow_device_arena(size_t skel_bytes, std::string* why) {
+    const size_t skel_cap = round_up(std::max(skel_bytes, h_skel_cap_), 256);
+    const size_t rec_off = skel_cap + kZeroBytes;
+    const size_t slot_off = round_up(rec_off + cap_ * sizeof(gpuec_mb), 256);
+    const size_t total = slot_off + mbs_ * cavlc::kMbSlots * cavlc::kSlotBytes;
+    if (d_arena_) cudaFree(d_arena_);
+    d_arena_ = nullptr;
+    cudaError_t e;
+    if ((e = cudaMalloc(&d_arena_, total)) != cudaSuccess) return fail(why, describe(e, "cudaMalloc (arena)"));
+    if ((e = cudaMemset(d_arena_ + skel_cap, 0, kZeroBytes)) != cudaSuccess) return fail(why, describe(e, "cudaMemset"));
+    skel_cap_ = skel_cap;
+    rec_off_ = rec_off;
+    slot_off_ = slot_off;
+    return true;
+  }
+
+  bool grow_device_out(size_t bytes, std::string* why) {
+    bytes = round_up(bytes, 4096);
+    if (d_out_) cudaFree(d_out_);
+    d_out_ = nullptr;
+    const cudaError_t e = cudaMalloc(&d_out_, bytes);
+    if (e != cudaSuccess) return fail(why, describe(e, "cudaMalloc (output)"));
+    d_out_cap_ = bytes;
+    return true;
+  }
+
+  void release() {
+    if (device_ >= 0) cudaSetDevice(device_);
+    if (stream_) cudaStreamSynchronize(stream_);
+    for (void* p : {static_cast<void*>(h_recs_), static_cast<void*>(h_slice_id_), static_cast<void*>(h_lead_),
+                    static_cast<void*>(h_slices_), static_cast<void*>(h_results_), static_cast<void*>(h_skel_),
+                    static_cast<void*>(h_out_)})
+      if (p) cudaFreeHost(p);
+    for (void* p : {static_cast<void*>(d_slice_id_), static_cast<void*>(d_lead_), static_cast<void*>(d_slices_),
+                    static_cast<void*>(d_results_), static_cast<void*>(d_len_), d_ws_code_, d_ws_asm_,
+                    static_cast<void*>(d_arena_), static_cast<void*>(d_out_)})
+      if (p) cudaFree(p);
+    if (done_) cudaEventDestroy(done_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  int mbw_ = 0, mbh_ = 0, device_ = -1;
+  size_t mbs_ = 0, cap_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  bool in_flight_ = false;
+  // pinned host
+  gpuec_mb* h_recs_ = nullptr;
+  int32_t* h_slice_id_ = nullptr;
+  cavlc::MbLead* h_lead_ = nullptr;
+  cavlc::FrameSlice* h_slices_ = nullptr;
+  cavlc::SliceResult* h_results_ = nullptr;
+  uint64_t* h_total_ = nullptr;
+  uint8_t* h_skel_ = nullptr;
+  size_t h_skel_cap_ = 0;
+  uint8_t* h_out_ = nullptr;  // mapped
+  uint8_t* d_hout_ = nullptr; // its device address
+  size_t h_out_cap_ = 0;
+  // device
+  uint8_t* d_arena_ = nullptr;
+  size_t skel_cap_ = 0, rec_off_ = 0, slot_off_ = 0;
+  int32_t* d_slice_id_ = nullptr;
+  cavlc::MbLead* d_lead_ = nullptr;
+  cavlc::FrameSlice* d_slices_ = nullptr;
+  cavlc::SliceResult* d_results_ = nullptr;
+  uint64_t* d_total_ = nullptr;
+  uint16_t* d_len_ = nullptr;
+  uint8_t* d_out_ = nullptr;
+  size_t d_out_cap_ = 0;
+  void* d_ws_code_ = nullptr;
+  void* d_ws_asm_ = nullptr;
+  size_t ws_code_bytes_ = 0, ws_asm_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<CudaCoder> CudaCoder::create(int mb_width, int mb_height, int device, std::string* why) {
+  std::unique_ptr<Coder> c(new Coder);
+  if (!c->init(mb_width, mb_height, device, why)) return nullptr;
+  return c;
+}
+
+}  // namespace gpuec

@@ -1,0 +1,41 @@
+// The stage's CUDA backend: one frame part per submission (code_frame_cuda + assemble_frame_cuda), pinned
+// host arrays the stage fills directly, one stream. Host C++ only; built when the build has CUDA
+// (GPUEC_HAVE_CUDA), otherwise create() says why not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cavlc/assemble_frame.h"
+#include "cavlc/mb.h"
+
+namespace gpuec {
+
+class CudaCoder {
+ public:
+  // Device `device`, frames of mb_width x mb_height macroblocks. nullptr with the reason in *why.
+  static std::unique_ptr<CudaCoder> create(int mb_width, int mb_height, int device, std::string* why);
+  virtual ~CudaCoder() = default;
+
+  // Pinned host arrays for one frame part, capacity mb_width * mb_height (+1 record): the stage
+  // writes the inputs here (records in raster order from the part's first macroblock).
+  virtual gpuec_mb* records() = 0;
+  virtual int32_t* slice_ids() = 0;
+  virtual cavlc::MbLead* leads() = 0;
+  virtual cavlc::FrameSlice* slices() = 0;
+  // Pinned skeleton area (the arena bits of MbLead / FrameSlice are bits of this area) with room for
+  // `bytes`; may move (contents kept). nullptr when it cannot grow. Not while a part is in flight.
+  virtual uint8_t* skeleton(size_t bytes) = 0;
+
+  // Enqueues the part: rows whole macroblock rows (rows * mb_width records), n_slices slices,
+  // skeleton_bytes of the skeleton area. Returns false with the reason (a CUDA error) in *why; the
+  // inputs are then untouched and the part can be coded on the CPU.
+  virtual bool submit(int rows, int n_slices, size_t skeleton_bytes, std::string* why) = 0;
+  // Waits for the part. On success *out is the frame output (cavlc/assemble_frame.h layout, readable
+  // 64 bytes past the last slice) and *results its slices; false with the reason otherwise.
+  virtual bool complete(const uint8_t** out, const cavlc::SliceResult** results, std::string* why) = 0;
+};
+
+}  // namespace gpuec
