@@ -493,6 +493,7 @@ GPU_PREFIX = "gpu-entropy: "
 ON_RE = re.compile(r"^(cpu|cuda) stage on\b")
 CODED_RE = re.compile(r"^(cpu|cuda) stage coded (\d+) slices?, (\d+) macroblocks?\b")
 FALLBACK_RE = re.compile(r"^(.+); the stage is off, x264 writes the stream itself$")
+CUDA_FAILED_RE = re.compile(r"^the cuda backend failed \((.+)\); the cpu backend codes from here on")
 
 
 def log_lines(text):
@@ -505,8 +506,9 @@ def log_lines(text):
     return out
 
 
-def check_stage_log(text, expect, backend):
-    """Returns (errors, info) for one patched run."""
+def check_stage_log(text, expect, backend, fail_at=None):
+    """Returns (errors, info) for one patched run. fail_at: GPUEC_CUDA_FAIL_AT_FRAME was set (cuda backend
+    expected on, exactly one warning that it failed and the CPU took over, the closing line may name either)."""
     lines = log_lines(text)
     gpu = [(lvl, msg[len(GPU_PREFIX):]) for lvl, msg in lines if msg.startswith(GPU_PREFIX)]
     on = [(lvl, ON_RE.match(m)) for lvl, m in gpu if ON_RE.match(m)]
@@ -515,6 +517,24 @@ def check_stage_log(text, expect, backend):
     errs = []
     info = ""
     want = None if backend == "auto" else backend
+    if expect == "stage" and fail_at is not None:
+        failed = [(lvl, m) for lvl, m in gpu if CUDA_FAILED_RE.match(m)]
+        if len(failed) != 1:
+            errs.append("GPUEC_CUDA_FAIL_AT_FRAME=%d: expected exactly one 'gpu-entropy: the cuda backend failed (...)'"
+                        " line, found %d" % (fail_at, len(failed)))
+        for lvl, m in failed:
+            if lvl != "warning":
+                errs.append("'%s' logged at level %s, expected warning" % (m, lvl))
+        if len(on) != 1 or on[0][1].group(1) != "cuda":
+            errs.append("GPUEC_CUDA_FAIL_AT_FRAME: expected one 'gpu-entropy: cuda stage on' line")
+        if len(coded) != 1:
+            errs.append("expected one 'gpu-entropy: <backend> stage coded N slices' line, found %d" % len(coded))
+        others = [m for lvl, m in gpu if not (ON_RE.match(m) or CODED_RE.match(m) or CUDA_FAILED_RE.match(m))]
+        if others:
+            errs.append("unexpected gpu-entropy lines: %s" % others)
+        if len(failed) == 1:
+            info = "cuda, fell back to cpu: %s" % CUDA_FAILED_RE.match(failed[0][1]).group(1)
+        return errs, info
     if expect == "stage":
         if fb:
             errs.append("unexpected fallback: 'gpu-entropy: %s'" % fb[0][1])
@@ -569,9 +589,11 @@ class Runner:
         self.args = args
         self.verbose = args.verbose
 
-    def run(self, argv, log_path, cmdfile, timeout):
-        """Run a command, stderr (and stdout) to log_path. Returns (rc, stderr text)."""
-        line = shlex.join(argv)
+    def run(self, argv, log_path, cmdfile, timeout, env=None):
+        """Run a command, stderr (and stdout) to log_path, with `env` (a dict) added to the environment.
+        Returns (rc, stderr text)."""
+        line = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in (env or {}).items()) + (" " if env else "")
+        line += shlex.join(argv)
         with open(cmdfile, "a") as cf:
             cf.write(line + " 2> " + shlex.quote(os.path.basename(log_path)) + "\n")
         if self.verbose:
@@ -579,7 +601,7 @@ class Runner:
         with open(log_path, "wb") as lf:
             try:
                 p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
-                                   timeout=timeout)
+                                   timeout=timeout, env=dict(os.environ, **env) if env else None)
                 rc = p.returncode
             except subprocess.TimeoutExpired:
                 rc = "timeout after %ds" % timeout
@@ -686,7 +708,8 @@ def run_case(args, runner, case):
         stock_cmd += ["-o", stock_out, clip]
         ours_cmd += ["-o", ours_out, clip]
         src, stext = runner.run(stock_cmd, p("stock%s.log" % tag), cmdfile, args.timeout)
-        orc, otext = runner.run(ours_cmd, p("ours%s.log" % tag), cmdfile, args.timeout)
+        ours_env = {"GPUEC_CUDA_FAIL_AT_FRAME": str(args.fail_at_frame)} if args.fail_at_frame is not None else None
+        orc, otext = runner.run(ours_cmd, p("ours%s.log" % tag), cmdfile, args.timeout, ours_env)
         label = "pass %d: " % ps if ps else ""
 
         if case.expect == "reject":
@@ -749,7 +772,7 @@ def run_case(args, runner, case):
                 fails.append("pass 1: stock x264 wrote no stats file")
 
         if args.stage_opt is None:
-            errs, info = check_stage_log(otext, case.expect, args.backend)
+            errs, info = check_stage_log(otext, case.expect, args.backend, args.fail_at_frame)
             fails += [label + e for e in errs]
             if info:
                 stage_infos.append(label + info)
@@ -842,6 +865,10 @@ def parse_args(argv):
     ap.add_argument("--keep", action="store_true", help="keep streams/yuv/stats of passing cases")
     ap.add_argument("--ffmpeg", default=None, help="ffmpeg binary (default: ffmpeg on PATH)")
     ap.add_argument("--backend", default="cpu", choices=BACKENDS, help="--gpu-entropy backend (default: cpu)")
+    ap.add_argument("--fail-at-frame", type=int, metavar="N",
+                    help="with --backend cuda: set GPUEC_CUDA_FAIL_AT_FRAME=N for the patched encoder, so that the cuda "
+                         "backend fails on purpose at its N-th frame part (from 0); stage cases then also require "
+                         "exactly one warning that the CPU took over (the stream must still be identical)")
     ap.add_argument("--clip-cache", default=None, help="clip cache folder (default: WORK/clips)")
     ap.add_argument("--timeout", type=int, default=600, help="limit per command in seconds (default: 600)")
     ap.add_argument("--stage-opt", default=None, metavar="STR",
@@ -849,7 +876,10 @@ def parse_args(argv):
                          "'--gpu-entropy BACKEND' (e.g. '' to test with two stock binaries); "
                          "skips the log checks")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every command line run")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.fail_at_frame is not None and (args.backend != "cuda" or args.fail_at_frame < 0):
+        ap.error("--fail-at-frame needs --backend cuda and N >= 0")
+    return args
 
 
 def _need_exe(path, what):
