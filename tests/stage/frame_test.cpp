@@ -1,0 +1,145 @@
+// The stage's frame-part interface (gpuec/stage.h: gpuec_slice_defer, gpuec_frame_submit,
+// gpuec_frame_complete, gpuec_frame_slice) against the slice coder (cavlc::encode_slice_ref) plus
+// rbsp_slice_trailing_bits, with every backend this machine has: cpu always, cuda with a GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "stage_parts.h"
+#include "gpu_test.h"
+
+namespace {
+
+using stage_test::backends;
+using stage_test::layouts;
+using stage_test::make_part;
+using stage_test::Part;
+using stage_test::run_part;
+
+#ifdef STAGE_TEST_CUDA
+#define REQUIRE_BACKEND() REQUIRE_GPU()
+#else
+#define REQUIRE_BACKEND() (void)0
+#endif
+
+TEST(StageFrame, EveryBackendMatchesTheSliceCoder) {
+  REQUIRE_BACKEND();
+  const uint32_t seed = gpuec_test::test_seed("frame_test");
+  std::mt19937 rng(seed);
+  const int sizes[][2] = {{1, 1}, {2, 1}, {3, 5}, {11, 9}, {22, 18}, {45, 36}, {120, 68}};
+  for (int backend : backends()) {
+    for (const auto& sz : sizes) {
+      char note[256];
+      gpuec_stage* st = gpuec_stage_create(sz[0], sz[1], backend, 0, note, sizeof note);
+      ASSERT_NE(st, nullptr) << note;
+      EXPECT_EQ(gpuec_stage_backend(st), backend) << note;
+      for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1])) {
+        for (int density : {5, 40}) {
+          const Part p = make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density);
+          run_part(st, p, std::string(gpuec_backend_name(backend)) + " " + std::to_string(sz[0]) + "x" +
+                              std::to_string(sz[1]) + " MBs, " + std::to_string(cuts.size() + 1) + " slices, seed " +
+                              std::to_string(seed));
+        }
+      }
+      char unreported[256];
+      EXPECT_EQ(gpuec_stage_note(st, unreported, sizeof unreported), 0);
+      gpuec_stage_destroy(st);
+    }
+  }
+}
+
+// x264 --sliced-threads: each thread context's stage sees whole rows in the middle of the frame.
+TEST(StageFrame, PartsOfRowsInsideTheFrame) {
+  REQUIRE_BACKEND();
+  const uint32_t seed = gpuec_test::test_seed("frame_test");
+  std::mt19937 rng(seed);
+  for (int backend : backends()) {
+    gpuec_stage* st = gpuec_stage_create(20, 12, backend, 0, nullptr, 0);
+    ASSERT_NE(st, nullptr);
+    for (int r0 : {0, 3, 11}) {
+      const int rows = std::min(4, 12 - r0);
+      for (const auto& cuts : layouts(rng, 20, rows * 20)) {
+        const Part p = make_part(rng, 20, r0 * 20, rows * 20, cuts, 20);
+        run_part(st, p, std::string(gpuec_backend_name(backend)) + " rows from " + std::to_string(r0) + ", seed " +
+                            std::to_string(seed));
+      }
+    }
+    gpuec_stage_destroy(st);
+  }
+}
+
+// A slice that the encoder abandons (begins again) and parts that are not whole rows still come out right.
+TEST(StageFrame, AbandonedSliceAndPartsThatAreNotWholeRows) {
+  REQUIRE_BACKEND();
+  const uint32_t seed = gpuec_test::test_seed("frame_test");
+  std::mt19937 rng(seed);
+  for (int backend : backends()) {
+    gpuec_stage* st = gpuec_stage_create(9, 4, backend, 0, nullptr, 0);
+    ASSERT_NE(st, nullptr);
+    const Part p = make_part(rng, 9, 5, 20, {7}, 30);  // starts mid-row, ends mid-row
+    // Abandon a first attempt at the first slice after two macroblocks.
+    gpuec_slice_begin(st, p.slices[0].first_mb, p.slices[0].start_bit);
+    for (int i = 0; i < 2; ++i) {
+      const gpuec_mb& m = p.recs[static_cast<size_t>(i)];
+      if (m.kind == GPUEC_MB_SKIP) {
+        ASSERT_EQ(gpuec_mb_skip(st, m.mb_addr), GPUEC_OK);
+      } else {
+        *gpuec_mb_next(st) = m;
+        uint8_t totals[GPUEC_TC_COUNT];
+        ASSERT_EQ(gpuec_mb_commit(st, totals), GPUEC_OK);
+      }
+    }
+    run_part(st, p, std::string(gpuec_backend_name(backend)) + " mid-row part, seed " + std::to_string(seed));
+    gpuec_stage_destroy(st);
+  }
+}
+
+TEST(StageFrame, RejectsOutOfOrderUse) {
+  gpuec_stage* st = gpuec_stage_create(4, 4, GPUEC_BACKEND_CPU, 0, nullptr, 0);
+  ASSERT_NE(st, nullptr);
+  uint8_t buf[64] = {};
+  EXPECT_EQ(gpuec_slice_defer(st, buf, 8, 0), GPUEC_EINVAL);  // no slice begun
+  EXPECT_EQ(gpuec_frame_submit(st), GPUEC_EINVAL);            // nothing deferred
+  EXPECT_EQ(gpuec_frame_complete(st), 0);
+  gpuec_slice_begin(st, 0, 8);
+  EXPECT_EQ(gpuec_mb_skip(st, 1), GPUEC_EINVAL);  // address out of order
+  EXPECT_EQ(gpuec_mb_skip(st, 0), GPUEC_OK);
+  EXPECT_EQ(gpuec_frame_submit(st), GPUEC_EINVAL);  // slice still open
+  EXPECT_EQ(gpuec_slice_defer(st, buf, 4, 7), GPUEC_EINVAL);  // ends before it starts
+  EXPECT_EQ(gpuec_slice_defer(st, buf, 20, 7), 0);
+  EXPECT_EQ(gpuec_frame_complete(st), GPUEC_EINVAL);  // not submitted
+  EXPECT_EQ(gpuec_frame_submit(st), GPUEC_OK);
+  EXPECT_EQ(gpuec_frame_complete(st), 1);
+  EXPECT_EQ(gpuec_frame_complete(st), 0);  // already done
+  gpuec_stage_destroy(st);
+}
+
+TEST(StageFrame, CudaRequestWithoutGpuFallsBackWithANote) {
+  std::string why;
+  if (gpu::device_count(&why) > 0) GTEST_SKIP() << "a GPU is present";
+  char note[256];
+  gpuec_stage* st = gpuec_stage_create(4, 4, GPUEC_BACKEND_CUDA, 0, note, sizeof note);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
+  EXPECT_NE(std::string(note).find("cuda backend unavailable"), std::string::npos) << note;
+  gpuec_stage_destroy(st);
+  st = gpuec_stage_create(4, 4, GPUEC_BACKEND_AUTO, 0, note, sizeof note);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
+  EXPECT_STREQ(note, "");  // auto without a GPU is not worth a warning
+  gpuec_stage_destroy(st);
+}
+
+TEST(StageFrame, CudaDeviceIndexOutOfRangeIsANote) {
+  std::string why;
+  const int n = gpu::device_count(&why);
+  if (n == 0) GTEST_SKIP() << "no GPU: " << why;
+  char note[256];
+  gpuec_stage* st = gpuec_stage_create(4, 4, GPUEC_BACKEND_CUDA, n, note, sizeof note);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
+  EXPECT_NE(std::string(note).find("device"), std::string::npos) << note;
+  gpuec_stage_destroy(st);
+}
+
+}  // namespace
