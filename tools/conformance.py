@@ -17,6 +17,7 @@ Exit status: 0 all cases passed, 1 a case failed (or --coverage found a gap), 2 
 
 import argparse
 import fcntl
+import hashlib
 import os
 import re
 import shlex
@@ -780,7 +781,24 @@ def run_case(args, runner, case):
             size = os.path.getsize(ours_out)
             notes.append("%d bytes" % size)
 
-    if case.expect != "reject" and not any("x264 failed" in f for f in fails):
+    if case.expect != "reject" and not any("x264 failed" in f for f in fails) and args.decode_later:
+        # No decoder on this machine: keep the stream and the reconstruction's frame digests for
+        # --check-decodes on a machine that has FFmpeg.
+        if not os.path.isfile(p("recon.yuv")):
+            fails.append("patched x264 wrote no --dump-yuv file")
+        else:
+            fsize = w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
+            os.makedirs(args.decode_later, exist_ok=True)
+            shutil.copyfile(p("ours.264"), os.path.join(args.decode_later, case.name + ".264"))
+            with open(p("recon.yuv"), "rb") as f, open(os.path.join(args.decode_later, case.name + ".recon.md5"), "w") as out:
+                out.write("%d %d %d\n" % (w, h, nframes))
+                while True:
+                    fr = f.read(fsize)
+                    if len(fr) < fsize:
+                        break
+                    out.write(hashlib.md5(fr).hexdigest() + "\n")
+            notes.append("decode deferred (--decode-later)")
+    elif case.expect != "reject" and not any("x264 failed" in f for f in fails):
         # Decode the patched stream and compare with x264's own reconstruction.
         dec = p("dec.yuv")
         fcmd = [args.ffmpeg, "-nostdin", "-hide_banner", "-v", "error", "-err_detect", "explode", "-xerror",
@@ -811,6 +829,53 @@ def run_case(args, runner, case):
             if fn.endswith(BIG_FILE_SUFFIXES):
                 _unlink(os.path.join(case_dir, fn))
     return True, ", ".join(notes), []
+
+
+def check_decodes(args):
+    """--check-decodes DIR: decode every DIR/<case>.264 kept by --decode-later with FFmpeg (errors are
+    fatal) and compare each frame with the reconstruction's digest."""
+    try:
+        ffmpeg = _need_exe(args.ffmpeg or "ffmpeg", "--ffmpeg")
+    except SetupError as e:
+        print("conformance.py: error: %s" % e, file=sys.stderr)
+        return 2
+    d = args.check_decodes
+    names = sorted(f[:-4] for f in os.listdir(d) if f.endswith(".264"))
+    if not names:
+        print("conformance.py: error: no .264 files in %s" % d, file=sys.stderr)
+        return 2
+    passed = failed = 0
+    for name in names:
+        why = None
+        try:
+            with open(os.path.join(d, name + ".recon.md5")) as f:
+                w, h, nframes = (int(v) for v in f.readline().split())
+                want = [line.strip() for line in f if line.strip()]
+        except (OSError, ValueError) as e:
+            want, why = [], "no usable %s.recon.md5: %s" % (name, e)
+        if why is None:
+            r = subprocess.run([ffmpeg, "-nostdin", "-hide_banner", "-v", "error", "-err_detect", "explode", "-xerror",
+                                "-f", "h264", "-i", os.path.join(d, name + ".264"), "-f", "rawvideo", "-pix_fmt",
+                                "yuv420p", "-fps_mode", "passthrough", "-"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=args.timeout)
+            fsize = w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
+            got = [hashlib.md5(r.stdout[i:i + fsize]).hexdigest() for i in range(0, len(r.stdout) - fsize + 1, fsize)]
+            if r.returncode != 0 or r.stderr.strip():
+                why = "FFmpeg rejected the stream (exit %d): %s" % (r.returncode, _tail(r.stderr.decode("utf-8", "replace")))
+            elif len(got) != nframes or len(want) != nframes:
+                why = "decoded %d frames, reconstruction has %d, the clip %d" % (len(got), len(want), nframes)
+            else:
+                bad = [i for i in range(nframes) if got[i] != want[i]]
+                if bad:
+                    why = "decoded frame %d differs from --dump-yuv (%d frames differ)" % (bad[0], len(bad))
+        print("%s %s%s" % ("FAIL" if why else "PASS", name, ": " + why if why else ": decoder-clean, equals --dump-yuv"),
+              flush=True)
+        if why:
+            failed += 1
+        else:
+            passed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
 
 
 def _set_pass(argv, n):
@@ -865,6 +930,12 @@ def parse_args(argv):
     ap.add_argument("--keep", action="store_true", help="keep streams/yuv/stats of passing cases")
     ap.add_argument("--ffmpeg", default=None, help="ffmpeg binary (default: ffmpeg on PATH)")
     ap.add_argument("--backend", default="cpu", choices=BACKENDS, help="--gpu-entropy backend (default: cpu)")
+    ap.add_argument("--decode-later", metavar="DIR",
+                    help="for a machine without FFmpeg: instead of decoding, keep each patched stream as DIR/CASE.264 "
+                         "and the MD5 of every --dump-yuv frame as DIR/CASE.recon.md5, for --check-decodes")
+    ap.add_argument("--check-decodes", metavar="DIR",
+                    help="only decode the streams --decode-later kept in DIR with FFmpeg (-err_detect explode -xerror) "
+                         "and compare every frame with the reconstruction's MD5; nothing else is run")
     ap.add_argument("--fail-at-frame", type=int, metavar="N",
                     help="with --backend cuda: set GPUEC_CUDA_FAIL_AT_FRAME=N for the patched encoder, so that the cuda "
                          "backend fails on purpose at its N-th frame part (from 0); stage cases then also require "
@@ -877,6 +948,8 @@ def parse_args(argv):
                          "skips the log checks")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every command line run")
     args = ap.parse_args(argv)
+    if args.check_decodes:
+        return args
     if args.fail_at_frame is not None and (args.backend != "cuda" or args.fail_at_frame < 0):
         ap.error("--fail-at-frame needs --backend cuda and N >= 0")
     return args
@@ -893,6 +966,8 @@ def _need_exe(path, what):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.check_decodes:
+        return check_decodes(args)
     try:
         cases = load_matrix(args.matrix)
         if args.list:
@@ -911,7 +986,10 @@ def main(argv=None):
         args.stock = _need_exe(args.stock, "--stock")
         args.patched = _need_exe(args.patched, "--patched")
         args.clip_tool = _need_exe(args.clip_tool, "--clip-tool")
-        args.ffmpeg = _need_exe(args.ffmpeg or "ffmpeg", "--ffmpeg")
+        if args.decode_later:
+            args.decode_later = os.path.abspath(args.decode_later)
+        else:
+            args.ffmpeg = _need_exe(args.ffmpeg or "ffmpeg", "--ffmpeg")
         if not args.work:
             raise SetupError("--work is required")
         args.work = os.path.abspath(args.work)
