@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
 # Collects the built GPU tests and benchmarks into one folder that can be copied to a GPU machine,
 # with run.sh, which runs them all there and writes the logs. See README "GPU machine".
+# Also the host programs the GPU benchmarks drive (x264 builds, gpuec-clip) when a build has them, and
+# the benchmark scripts (tools/bench-cavlcu.sh, tools/plot-cavlcu.py).
 set -euo pipefail
 
 usage() {
   cat <<USAGE
-usage: tools/gpu-bundle.sh [--build-dir DIR] [--out DIR] [--data PATH]...
-  --build-dir DIR  a CUDA build (default: build-cuda); its device-targets.txt lists what to take
-  --out DIR        the bundle folder (default: gpu-bundle, git-ignored); emptied first
-  --data PATH      a file or folder the programs read, copied to OUT/data (repeatable); the programs
-                   see it as GPUEC_SHARED_DIR=OUT/data on the GPU machine
+usage: tools/gpu-bundle.sh [--build-dir DIR] [--out DIR] [--data PATH]... [--only NAME]... [--tools-build DIR]
+  --build-dir DIR    a CUDA build (default: build-cuda); its device-targets.txt lists what to take
+  --out DIR          the bundle folder (default: gpu-bundle, git-ignored); emptied first
+  --data PATH        a file or folder the programs read, copied to OUT/data (repeatable); the programs
+                     see it as GPUEC_SHARED_DIR=OUT/data on the GPU machine
+  --only NAME        take only the device program NAME (repeatable; default: all of device-targets.txt)
+  --tools-build DIR  the build to take the host programs from (default: the --build-dir): those of
+                     DIR/plugin/x264/{stock,patched,timed}/x264 and DIR/sequences/gpuec-clip that exist go
+                     to OUT/host/x264-{stock,patched,timed} and OUT/host/gpuec-clip, with gpuec-clip's shared
+                     libraries other than the C and C++ runtime (libjpeg) in OUT/host/lib
 Then on the GPU machine: bash OUT/run.sh [LOGDIR]   (LOGDIR defaults to \$OUT or OUT/logs)
+                    and: bash OUT/bench-cavlcu.sh OUTDIR   (needs --only/--tools-build as above)
 USAGE
 }
 
-build=build-cuda out=gpu-bundle data=()
+build=build-cuda out=gpu-bundle data=() only=() tools_build=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --data) data+=("$2"); shift 2 ;;
+    --only) only+=("$2"); shift 2 ;;
+    --tools-build) tools_build=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gpu-bundle: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
   esac
@@ -27,14 +37,46 @@ done
 list="$build/device-targets.txt"
 [ -f "$list" ] || { echo "gpu-bundle: $list not found: configure and build $build first" >&2; exit 2; }
 grep -q . "$list" || { echo "gpu-bundle: $list is empty" >&2; exit 2; }
+for name in "${only[@]}"; do
+  grep -q "/$name\$" "$list" || { echo "gpu-bundle: --only $name: not in $list" >&2; exit 2; }
+done
+tools_build=${tools_build:-$build}
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/data"
 while read -r exe; do
   [ -n "$exe" ] || continue
+  if [ ${#only[@]} -gt 0 ]; then
+    printf '%s\n' "${only[@]}" | grep -qx "$(basename "$exe")" || continue
+  fi
   [ -x "$exe" ] || { echo "gpu-bundle: $exe is not built (cmake --build $build)" >&2; exit 2; }
   cp "$exe" "$out/bin/"
 done <"$list"
 for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
-cp "$(dirname "$0")/gpu-run.sh" "$out/run.sh"
-echo "gpu-bundle: $(ls "$out/bin" | wc -l) programs, $(du -sh "$out" | cut -f1) in $out"
+here=$(dirname "$0")
+cp "$here/gpu-run.sh" "$out/run.sh"
+cp "$here/bench-cavlcu.sh" "$here/plot-cavlcu.py" "$out/"
+
+host=()
+for kind in stock patched timed; do
+  exe="$tools_build/plugin/x264/$kind/x264"
+  if [ -x "$exe" ]; then
+    mkdir -p "$out/host"
+    cp "$exe" "$out/host/x264-$kind"
+    host+=("x264-$kind")
+  fi
+done
+clip="$tools_build/sequences/gpuec-clip"
+if [ -x "$clip" ]; then
+  mkdir -p "$out/host/lib"
+  cp "$clip" "$out/host/gpuec-clip"
+  host+=(gpuec-clip)
+  # Its libraries that a bare GPU machine may lack (the C and C++ runtimes are there: the tests need them).
+  ldd "$clip" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      *) cp -L "$lib" "$out/host/lib/" ;;
+    esac
+  done
+fi
+echo "gpu-bundle: $(ls "$out/bin" | wc -l) programs${host[*]:+, host: ${host[*]}}, $(du -sh "$out" | cut -f1) in $out"

@@ -2,7 +2,7 @@
 
 #include "cavlc/tables.h"
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(GPUEC_NO_SIMD)
 #include <emmintrin.h>
 #endif
 
@@ -34,7 +34,7 @@ inline int lowest_bit(uint32_t x) {  // x != 0
 
 // Bit i set when coeffs[i] != 0 (n <= 16).
 inline uint32_t nonzero_mask(const int16_t* coeffs, int n) {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(GPUEC_NO_SIMD)
   if (n >= 8) {  // two overlapping 8-coefficient loads cover 8..16 coefficients without reading past n
     const __m128i zero = _mm_setzero_si128();
     const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(coeffs));
@@ -178,9 +178,16 @@ inline void code_block(Sink& out, const RunLevels& rl, int n, int nC) {
   }
 }
 
-// The smallest |level| whose escape can overflow: levelCode >= 4096 + 30 needs |level| >= 2064 even for
-// an unreduced negative level at suffixLength 0 or 1 (larger suffixLengths need larger levels).
-constexpr int kMinOverflowAbsLevel = 2064;
+// kMaxSafeAbsLevel (cavlc.h) against level_vlc: no suffixLength overflows the largest level code of the
+// bound (negative, unreduced; the escape suffix grows with levelCode), and some overflows one more.
+constexpr bool overflows_at_some_suffix_length(int abs_level) {
+  for (int sl = 0; sl <= 6; ++sl)
+    if (tables::level_vlc(tables::level_code_of(-abs_level), sl).overflow) return true;
+  return false;
+}
+static_assert(!overflows_at_some_suffix_length(kMaxSafeAbsLevel) &&
+                  overflows_at_some_suffix_length(kMaxSafeAbsLevel + 1),
+              "kMaxSafeAbsLevel is the largest |level| that never overflows");
 
 }  // namespace
 
@@ -210,7 +217,7 @@ int block_bits(const int16_t* coeffs, int n, int nC) {
 bool level_overflow(const int16_t* coeffs, int n) {
   bool large = false;
   for (int i = 0; i < n; ++i) {
-    large |= coeffs[i] >= kMinOverflowAbsLevel || coeffs[i] <= -kMinOverflowAbsLevel;
+    large |= coeffs[i] > kMaxSafeAbsLevel || coeffs[i] < -kMaxSafeAbsLevel;
   }
   if (!large) return false;
   RunLevels rl;

@@ -3,6 +3,10 @@
 #include "cavlc/cavlc.h"
 #include "neighbours.h"
 
+#if defined(__SSE2__) && !defined(GPUEC_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
 namespace cavlc {
 namespace {
 
@@ -10,6 +14,167 @@ bool luma_coded(const gpuec_mb& m, int blk) {
   if (m.kind == GPUEC_MB_I16x16) return (m.cbp & 15) != 0;
   return (m.cbp >> (blk >> 2)) & 1;
 }
+
+// The exact verdict: level_overflow on every coded block. Taken only when some coded level is larger
+// than kMaxSafeAbsLevel in magnitude: none in the captures at QP >= 12, up to a quarter of the
+// macroblocks of synthetic content at QP 0.
+bool any_level_overflow(const gpuec_mb& m) {
+  const bool i16 = m.kind == GPUEC_MB_I16x16;
+  const int cbp_chroma = m.cbp >> 4;
+  const auto& c = m.u.coef;
+  bool overflow = false;
+  for (int b = 0; b < 16; ++b)
+    if (luma_coded(m, b)) overflow |= i16 ? level_overflow(c.luma[b] + 1, 15) : level_overflow(c.luma[b], 16);
+  if (i16) overflow |= level_overflow(c.luma_dc, 16);
+  if (cbp_chroma)
+    for (const auto& dc : c.chroma_dc) overflow |= level_overflow(dc, 4);
+  if (cbp_chroma == 2)
+    for (const auto& ac : c.chroma_ac) overflow |= level_overflow(ac + 1, 15);
+  return overflow;
+}
+
+#if defined(__SSE2__) && !defined(GPUEC_NO_SIMD)  // GPUEC_NO_SIMD: the portable code, for its test
+
+// Running lane-wise maximum and minimum of the levels seen (both start at 0, a level that is always safe).
+struct Range {
+  __m128i max = _mm_setzero_si128(), min = _mm_setzero_si128();
+  void add(__m128i v) {
+    max = _mm_max_epi16(max, v);
+    min = _mm_min_epi16(min, v);
+  }
+  bool beyond(int bound) const {
+    const __m128i out = _mm_or_si128(_mm_cmpgt_epi16(max, _mm_set1_epi16(static_cast<int16_t>(bound))),
+                                     _mm_cmplt_epi16(min, _mm_set1_epi16(static_cast<int16_t>(-bound))));
+    return _mm_movemask_epi8(out) != 0;
+  }
+};
+
+// One step of a transposing horizontal sum: with a holding the byte counts of blocks [A] and b those
+// of blocks [B] in groups of K bytes, the result holds [A][B] in groups of 2K, each byte the sum of two.
+// Four steps turn 16 vectors of 16 per-level flags into one vector of 16 block sums.
+inline __m128i sum_step8(__m128i a, __m128i b) {
+  return _mm_add_epi8(_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b));
+}
+inline __m128i sum_step16(__m128i a, __m128i b) {
+  return _mm_add_epi8(_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b));
+}
+inline __m128i sum_step32(__m128i a, __m128i b) {
+  return _mm_add_epi8(_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b));
+}
+inline __m128i sum_step64(__m128i a, __m128i b) {
+  return _mm_add_epi8(_mm_unpacklo_epi64(a, b), _mm_unpackhi_epi64(a, b));
+}
+
+// A block's 16 levels: byte i is 0xFF (-1) when level i is 0. kAc: level [0] is not part of the block
+// (Intra16x16 AC, chroma AC) and reads as 0. Adds the levels to r.
+template <bool kAc>
+inline __m128i zero_flags(const int16_t* c, Range& r) {
+  const __m128i zero = _mm_setzero_si128();
+  __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c));
+  const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 8));
+  if (kAc) lo = _mm_and_si128(lo, _mm_setr_epi16(0, -1, -1, -1, -1, -1, -1, -1));
+  r.add(lo);
+  r.add(hi);
+  return _mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero));
+}
+
+// Four consecutive blocks: minus their zero counts (mod 256) as bytes [b0 b1 b2 b3] repeated four
+// times, each byte a partial sum over four levels; their levels go into r.
+template <bool kAc>
+inline __m128i quad_zeros(const int16_t (*blk)[16], Range& r) {
+  return sum_step16(sum_step8(zero_flags<kAc>(blk[0], r), zero_flags<kAc>(blk[1], r)),
+                    sum_step8(zero_flags<kAc>(blk[2], r), zero_flags<kAc>(blk[3], r)));
+}
+
+// The 16 luma totals in luma4x4BlkIdx order, 16 - zeros per block. A quadrant outside the cbp is not
+// read: it counts as 16 zeros per block (partial sums of -4), total 0 (an Intra16x16 cbp luma is 0 or
+// 15: none or all). With kAc, level [0] reads as a zero, so the total is 15 - zeros of [1..15].
+template <bool kAc>
+inline __m128i luma_totals(const gpuec_mb& m, Range& r) {
+  const auto& l = m.u.coef.luma;
+  auto quad = [&](int q) {
+    return (m.cbp >> q) & 1 ? quad_zeros<kAc>(l + 4 * q, r) : _mm_set1_epi8(-4);
+  };
+  const __m128i z = sum_step64(sum_step32(quad(0), quad(1)), sum_step32(quad(2), quad(3)));
+  return _mm_add_epi8(z, _mm_set1_epi8(16));
+}
+
+// Totals of the blocks of a coded macroblock (kind NORMAL or I16x16, cbp valid) into t; returns
+// whether some coded level is beyond kMaxSafeAbsLevel in magnitude.
+bool coded_totals(const gpuec_mb& m, uint8_t t[GPUEC_TC_COUNT]) {
+  const auto& c = m.u.coef;
+  const bool i16 = m.kind == GPUEC_MB_I16x16;
+  const int cbp_luma = m.cbp & 15, cbp_chroma = m.cbp >> 4;
+  Range r;
+
+  __m128i luma = _mm_setzero_si128();
+  if (cbp_luma) luma = i16 ? luma_totals<true>(m, r) : luma_totals<false>(m, r);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(t + GPUEC_TC_LUMA), luma);
+
+  __m128i chroma_ac = _mm_setzero_si128();
+  if (cbp_chroma == 2) {
+    const __m128i w = sum_step32(quad_zeros<true>(c.chroma_ac + 0, r), quad_zeros<true>(c.chroma_ac + 4, r));
+    chroma_ac = _mm_add_epi8(_mm_add_epi8(w, _mm_srli_si128(w, 8)), _mm_set1_epi8(16));
+  }
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(t + GPUEC_TC_CHROMA_AC), chroma_ac);
+
+  t[GPUEC_TC_LUMA_DC] = 0;
+  if (i16) {
+    const __m128i nz = _mm_andnot_si128(zero_flags<false>(c.luma_dc, r), _mm_set1_epi8(1));
+    const __m128i s = _mm_sad_epu8(nz, _mm_setzero_si128());
+    t[GPUEC_TC_LUMA_DC] = static_cast<uint8_t>(_mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4));
+  }
+
+  t[GPUEC_TC_CHROMA_DC] = t[GPUEC_TC_CHROMA_DC + 1] = 0;
+  if (cbp_chroma) {  // Cb in lanes 0..3, Cr in 4..7: one 16-bit flag per level, one 64-bit sum per component
+    const __m128i dc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c.chroma_dc));
+    const __m128i nz = _mm_andnot_si128(_mm_cmpeq_epi16(dc, _mm_setzero_si128()), _mm_set1_epi16(1));
+    const __m128i s = _mm_sad_epu8(nz, _mm_setzero_si128());
+    t[GPUEC_TC_CHROMA_DC] = static_cast<uint8_t>(_mm_cvtsi128_si32(s));
+    t[GPUEC_TC_CHROMA_DC + 1] = static_cast<uint8_t>(_mm_extract_epi16(s, 4));
+    r.add(dc);
+  }
+  return r.beyond(kMaxSafeAbsLevel);
+}
+
+#else  // portable: block by block, over the coded levels only
+
+// Sets *tc to the TotalCoeff of levels [first, first + n) of c and raises *max_abs to their largest
+// |level|.
+inline void scan_block(const int16_t* c, int first, int n, uint8_t* tc, int* max_abs) {
+  int count = 0, big = *max_abs;
+  for (int i = first; i < first + n; ++i) {
+    count += c[i] != 0;
+    const int a = c[i] < 0 ? -c[i] : c[i];
+    big = a > big ? a : big;
+  }
+  *tc = static_cast<uint8_t>(count);
+  *max_abs = big;
+}
+
+bool coded_totals(const gpuec_mb& m, uint8_t t[GPUEC_TC_COUNT]) {
+  const auto& c = m.u.coef;
+  const bool i16 = m.kind == GPUEC_MB_I16x16;
+  const int cbp_chroma = m.cbp >> 4;
+  int max_abs = 0;
+  for (int b = 0; b < 16; ++b) {
+    t[GPUEC_TC_LUMA + b] = 0;
+    if (luma_coded(m, b)) scan_block(c.luma[b], i16 ? 1 : 0, i16 ? 15 : 16, &t[GPUEC_TC_LUMA + b], &max_abs);
+  }
+  t[GPUEC_TC_LUMA_DC] = 0;
+  if (i16) scan_block(c.luma_dc, 0, 16, &t[GPUEC_TC_LUMA_DC], &max_abs);
+  for (int ch = 0; ch < 2; ++ch) {
+    t[GPUEC_TC_CHROMA_DC + ch] = 0;
+    if (cbp_chroma) scan_block(c.chroma_dc[ch], 0, 4, &t[GPUEC_TC_CHROMA_DC + ch], &max_abs);
+  }
+  for (int b = 0; b < 8; ++b) {
+    t[GPUEC_TC_CHROMA_AC + b] = 0;
+    if (cbp_chroma == 2) scan_block(c.chroma_ac[b], 1, 15, &t[GPUEC_TC_CHROMA_AC + b], &max_abs);
+  }
+  return max_abs > kMaxSafeAbsLevel;
+}
+
+#endif
 
 }  // namespace
 
@@ -23,37 +188,8 @@ int mb_totals(const gpuec_mb& m, uint8_t t[GPUEC_TC_COUNT]) {
     for (int i = 0; i < GPUEC_TC_COUNT; ++i) t[i] = v;
     return 0;
   }
-  bool overflow = false;
-  const bool i16 = m.kind == GPUEC_MB_I16x16;
-  const auto& c = m.u.coef;
-  for (int b = 0; b < 16; ++b) {
-    t[GPUEC_TC_LUMA + b] = 0;
-    if (!luma_coded(m, b)) continue;
-    const int16_t* l = i16 ? c.luma[b] + 1 : c.luma[b];
-    const int n = i16 ? 15 : 16;
-    t[GPUEC_TC_LUMA + b] = static_cast<uint8_t>(total_coeff(l, n));
-    overflow |= level_overflow(l, n);
-  }
-  t[GPUEC_TC_LUMA_DC] = 0;
-  if (i16) {
-    t[GPUEC_TC_LUMA_DC] = static_cast<uint8_t>(total_coeff(c.luma_dc, 16));
-    overflow |= level_overflow(c.luma_dc, 16);
-  }
-  for (int ch = 0; ch < 2; ++ch) {
-    t[GPUEC_TC_CHROMA_DC + ch] = 0;
-    if (cbp_chroma) {
-      t[GPUEC_TC_CHROMA_DC + ch] = static_cast<uint8_t>(total_coeff(c.chroma_dc[ch], 4));
-      overflow |= level_overflow(c.chroma_dc[ch], 4);
-    }
-  }
-  for (int b = 0; b < 8; ++b) {
-    t[GPUEC_TC_CHROMA_AC + b] = 0;
-    if (cbp_chroma == 2) {
-      t[GPUEC_TC_CHROMA_AC + b] = static_cast<uint8_t>(total_coeff(c.chroma_ac[b] + 1, 15));
-      overflow |= level_overflow(c.chroma_ac[b] + 1, 15);
-    }
-  }
-  return overflow ? 1 : 0;
+  // No level within kMaxSafeAbsLevel can overflow (cavlc.h), so the exact (slow) check runs only past it.
+  return coded_totals(m, t) && any_level_overflow(m) ? 1 : 0;
 }
 
 namespace {

@@ -46,4 +46,16 @@ int block_bits(const int16_t* coeffs, int n, int nC);
 // an overflow and re-encodes the macroblock at QP + 1. Depends on the level sequence, not on nC.
 bool level_overflow(const int16_t* coeffs, int n);
 
+// The largest |level| that never overflows: level_overflow is false for every block whose levels all
+// lie in [-kMaxSafeAbsLevel, kMaxSafeAbsLevel], whatever their positions, TotalCoeff and TrailingOnes.
+// Derivation (9.2.2.1, tables::level_vlc): a level of magnitude A has levelCode 2A - 2 (positive) or
+// 2A - 1 (negative), 2 less for the first level after fewer than 3 trailing ones, so at most 2A - 1.
+// It overflows when it takes the escape (level_prefix 15) and the 12-bit suffix
+// levelCode - (15 << suffixLength) - (suffixLength == 0 ? 15 : 0) reaches 4096: levelCode >= 4126 at
+// suffixLength 0 or 1, >= 4096 + (15 << suffixLength) > 4126 at 2..6. 2A - 1 <= 4125 gives A <= 2063.
+// The bound is tight: A = 2064 unreduced at suffixLength 0 (after three trailing ones, {2064, 1, 1, 1})
+// or 1 (after a small level, {2064, 2}) has levelCode 4126 (+2064) or 4127 (-2064) and overflows.
+// cavlc.cpp checks the arithmetic against level_vlc at compile time.
+constexpr int kMaxSafeAbsLevel = 2063;
+
 }  // namespace cavlc

@@ -82,7 +82,8 @@ struct gpuec_stage {
   size_t skel_used = 0;                // bytes of the skeleton area in use (cuda)
 
   std::vector<cavlc::MbTotals> totals; // scratch of the CPU coder, indexed by mb_addr
-  std::vector<uint8_t> out;            // cpu output: payloads at 4-byte aligned offsets
+  std::vector<uint8_t> out;            // cpu output: payloads at 4-byte aligned offsets; grows, never shrinks
+  size_t out_used = 0;                 // bytes of `out` used by the current part
   const uint8_t* cuda_out = nullptr;   // cuda output of the completed part
   int64_t slices_coded = 0;
   int64_t macroblocks = 0;
@@ -119,10 +120,11 @@ void cuda_failed(gpuec_stage* s, const std::string& why) {
 // GPUEC_E* code.
 int code_slice_cpu(gpuec_stage* s, SliceState& c, const uint8_t* skel_abs) {
   const int64_t bound = c.end_bit - c.start_bit + static_cast<int64_t>(c.count) * cavlc::kMaxMbResidualBits + 8;
-  const size_t off = (s->out.size() + 3) & ~size_t{3};
+  const size_t off = (s->out_used + 3) & ~size_t{3};
   const size_t bytes = static_cast<size_t>((bound + 7) >> 3);
   try {
-    s->out.resize(off + bytes + kPayloadSlack);
+    // Grows only (no per-part zero fill): the bound is far above the real size at low QP.
+    if (s->out.size() < off + bytes + kPayloadSlack) s->out.resize(off + bytes + kPayloadSlack);
   } catch (const std::bad_alloc&) {
     return GPUEC_ENOMEM;
   }
@@ -138,7 +140,7 @@ int code_slice_cpu(gpuec_stage* s, SliceState& c, const uint8_t* skel_abs) {
   bw.flush();
   if (bw.overflowed()) return GPUEC_EBACKEND;  // cannot happen with the bound above
   c.out_off = off;
-  s->out.resize(off + static_cast<size_t>(c.payload_bytes) + kPayloadSlack);
+  s->out_used = off + static_cast<size_t>(c.payload_bytes);
   return GPUEC_OK;
 }
 
@@ -152,7 +154,7 @@ int capture(gpuec_stage* s, const SliceState& c, const uint8_t* skel_first_byte,
 
 // Codes a frame part that was meant for the GPU on the CPU, from the skeleton copies (the fallback).
 int code_part_cpu(gpuec_stage* s, const uint8_t* skel_area) {
-  s->out.clear();
+  s->out_used = 0;
   s->cuda_out = nullptr;
   std::vector<uint8_t> abs;  // a slice's skeleton copy at its position in the encoder's buffer
   for (SliceState& c : s->slices) {
@@ -354,7 +356,7 @@ int gpuec_slice_defer(gpuec_stage* s, const uint8_t* buf, int64_t end_bit, int t
     f.tail_len = static_cast<uint32_t>(end_bit - c.pos + 1);
     f.reserved = 0;
   } else {
-    if (s->slices.size() == 1) s->out.clear();
+    if (s->slices.size() == 1) s->out_used = 0;
     const int r = code_slice_cpu(s, c, buf);
     if (r < 0) return r;
     if (capture(s, c, first_byte, s->out.data() + c.out_off) < 0) return GPUEC_EBACKEND;

@@ -49,7 +49,6 @@ class Coder final : public CudaCoder {
   bool init(int mb_width, int mb_height, int device, std::string* why) {
     mbw_ = mb_width;
     mbh_ = mb_height;
-    device_ = device;
     mbs_ = static_cast<size_t>(mb_width) * mb_height;
     cap_ = mbs_ + 1;
     cudaError_t e;
@@ -60,6 +59,7 @@ class Coder final : public CudaCoder {
       return false;
     }
     if ((e = cudaSetDevice(device)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
+    device_ = device;  // only a valid ordinal: release() selects it
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess)
       return fail(why, describe(e, "cudaStreamCreate"));
     if ((e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)) != cudaSuccess)
