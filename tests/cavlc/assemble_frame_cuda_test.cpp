@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "capture_files.h"
 #include "gpu_test.h"
 
 #include <algorithm>
@@ -332,40 +333,11 @@ TEST(CavlcAssembleFrameCuda, RejectsArgumentsOutOfContract) {
 
 // ---- Real captures (the loading follows tests/cavlc/capture_test.cpp) ----
 
-std::string captures_dir() {
-  if (const char* d = std::getenv("GPUEC_CAPTURES")) return d;
-  const char* s = std::getenv("GPUEC_SHARED_DIR");
-  return std::string(s ? s : "../shared") + "/captures";
-}
-
-std::vector<std::string> capture_files() {
-  std::vector<std::string> v;
-  const std::string dir = captures_dir();
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if ((n.size() > 4 && n.compare(n.size() - 4, 4, ".cap") == 0) ||
-          (n.size() > 7 && n.compare(n.size() - 7, 7, ".cap.xz") == 0))
-        v.push_back(dir + "/" + n);
-    }
-    closedir(d);
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
+using cavlc_test::capture_files;
+using cavlc_test::captures_dir;
 
 bool load(const std::string& path, std::vector<gpuec::CapturedSlice>* slices, std::string* err) {
-  std::string file = path;
-  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0) {
-    file = "/tmp/gpuec-assemble-frame-test." + std::to_string(getpid()) + ".cap";
-    if (std::system(("xz -dc '" + path + "' > '" + file + "'").c_str()) != 0) {
-      *err = "xz -dc failed on " + path;
-      return false;
-    }
-  }
-  const bool ok = gpuec::read_capture(file, *slices, *err);
-  if (file != path) std::remove(file.c_str());
-  return ok;
+  return cavlc_test::load_capture(path, "assemble-frame-test", slices, err);
 }
 
 // The frames of a capture (a slice with first_mb 0 starts one) as frame parts: the captured skeletons,

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_files.h"
 #include "cavlc/assemble.h"
 #include "cavlc/frame.h"
 #include "gpu/device.h"
@@ -34,40 +35,11 @@ struct Frame {
   std::vector<const gpuec::CapturedSlice*> slices;
 };
 
-std::string captures_dir() {
-  if (const char* d = std::getenv("GPUEC_CAPTURES")) return d;
-  const char* s = std::getenv("GPUEC_SHARED_DIR");
-  return std::string(s ? s : "../shared") + "/captures";
-}
-
-std::vector<std::string> capture_files() {
-  std::vector<std::string> v;
-  const std::string dir = captures_dir();
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if ((n.size() > 4 && n.compare(n.size() - 4, 4, ".cap") == 0) ||
-          (n.size() > 7 && n.compare(n.size() - 7, 7, ".cap.xz") == 0))
-        v.push_back(dir + "/" + n);
-    }
-    closedir(d);
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
+using cavlc_test::capture_files;
+using cavlc_test::captures_dir;
 
 bool load(const std::string& path, std::vector<gpuec::CapturedSlice>* slices, std::string* err) {
-  std::string file = path;
-  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0) {
-    file = "/tmp/gpuec-capture-test." + std::to_string(getpid()) + ".cap";
-    if (std::system(("xz -dc '" + path + "' > '" + file + "'").c_str()) != 0) {
-      *err = "xz -dc failed on " + path;
-      return false;
-    }
-  }
-  const bool ok = gpuec::read_capture(file, *slices, *err);
-  if (file != path) std::remove(file.c_str());
-  return ok;
+  return cavlc_test::load_capture(path, "capture-test", slices, err);
 }
 
 std::vector<Frame> frames_of(const std::vector<gpuec::CapturedSlice>& slices) {
