@@ -1,0 +1,245 @@
+// Device code of the frame assembly shared by assemble_frame.cu (assemble_frame_cuda) and encode_frame.cu
+// (encode_frame_cuda): position steps and their composition, and the emit kernel (one warp per macroblock
+// writing the output words whose first bit lies in its range). See assemble_frame.cu for the method.
+// Internal: included by .cu files of gpuec_cavlc_cuda only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cavlc/assemble_frame.h"
+#include "cavlc/frame.h"
+#include "sync_device.cuh"
+
+namespace cavlc {
+namespace {
+
+constexpr int kScanThreads = 256;  // macroblocks per scan tile
+constexpr int kScanWarps = kScanThreads / 32;
+constexpr int kEmitWarps = 8;  // macroblocks per emit block
+constexpr unsigned kFull = 0xffffffffu;
+
+constexpr uint64_t kRecordBits = sizeof(gpuec_mb) * 8;
+constexpr uint64_t kSlotBits = kSlotBytes * 8;
+constexpr uint32_t kPcmBits = 384 * 8;
+constexpr uint64_t kZeroSrc = UINT64_MAX;  // source of a piece made of zero bits
+
+// Per-macroblock state between the kernels.
+constexpr int32_t kUncovered = -2;  // in no slice: empty range
+constexpr int32_t kInside = -1;     // in a slice, not its last macroblock (else: the slice index)
+
+// Tile status words of the look-back (0 until published).
+constexpr uint32_t kTileAggregate = 1;  // agg[] holds the tile's step; the step's m in bits 8..15
+constexpr uint32_t kTileInclusive = 2;  // inc[] holds the position after the tile
+
+static_assert(offsetof(MbLead, src_bit) == 0 && offsetof(MbLead, len) == 8 && sizeof(MbLead) == 16, "layout");
+static_assert(offsetof(FrameSlice, first_mb) == 0 && offsetof(FrameSlice, mb_count) == 4, "layout");
+static_assert(sizeof(FrameSlice) % 8 == 0 && sizeof(SliceResult) == 16, "layout");
+
+// x -> ceil_{2^m}(x + a) + b, m in {0, 3, 5}.
+struct Step {
+  uint64_t a, b;
+  uint32_t m;
+};
+
+__device__ __forceinline__ uint64_t ceil_pow2(uint64_t x, uint32_t m) {
+  const uint64_t mask = (uint64_t{1} << m) - 1;
+  return (x + mask) & ~mask;
+}
+__device__ __forceinline__ uint64_t apply(const Step& f, uint64_t x) { return ceil_pow2(x + f.a, f.m) + f.b; }
+
+// f, then g. With c = f.b + g.a and 2^mf, 2^mg dividing one another:
+//   ceil_G(ceil_F(y) + c) = ceil_F(y) + ceil_G(c)  when G <= F (ceil_F(y) is a multiple of G),
+//   ceil_G(ceil_F(y) + c) = ceil_G(y + ceil_F(c))  when F <= G.
+__device__ __forceinline__ Step then(const Step& f, const Step& g) {
+  const uint64_t c = f.b + g.a;
+  if (g.m == 0) return {f.a, c + g.b, f.m};
+  if (f.m == 0) return {f.a + c, g.b, g.m};
+  if (f.m >= g.m) return {f.a, ceil_pow2(c, g.m) + g.b, f.m};
+  return {f.a + ceil_pow2(c, f.m), g.b, g.m};
+}
+
+__device__ __forceinline__ Step shfl_up(const Step& f, int d) {
+  return {__shfl_up_sync(kFull, f.a, d), __shfl_up_sync(kFull, f.b, d), __shfl_up_sync(kFull, f.m, d)};
+}
+__device__ __forceinline__ Step shfl_down(const Step& f, int d) {
+  return {__shfl_down_sync(kFull, f.a, d), __shfl_down_sync(kFull, f.b, d), __shfl_down_sync(kFull, f.m, d)};
+}
+__device__ __forceinline__ Step shfl(const Step& f, int src) {
+  return {__shfl_sync(kFull, f.a, src), __shfl_sync(kFull, f.b, src), __shfl_sync(kFull, f.m, src)};
+}
+
+struct EmitArgs {
+  const uint32_t* arena;  // the arena as 32-bit words (big-endian bytes)
+  uint64_t records_bit, slots_bit;
+  const gpuec_mb* records;
+  const uint16_t* slot_len;
+  const MbLead* lead;
+  const FrameSlice* slices;
+  int n_mbs;
+  const uint64_t* pos;
+  const int32_t* info;
+  uint32_t* out;
+  uint64_t out_words;
+  SliceResult* results;
+};
+
+// The m (1..32) arena bits at bit q, left-aligned. Reads only the words that hold them.
+__device__ __forceinline__ uint32_t read_bits(const uint32_t* arena, uint64_t q, int m) {
+  const uint64_t w = q >> 5;
+  const int sh = static_cast<int>(q & 31);
+  const uint32_t hi = __byte_perm(__ldg(arena + w), 0, 0x0123);
+  const uint32_t lo = sh + m > 32 ? __byte_perm(__ldg(arena + w + 1), 0, 0x0123) : 0u;
+  const uint32_t v = __funnelshift_l(lo, hi, sh);
+  return m == 32 ? v : v & ~(0xffffffffu >> m);
+}
+
+struct Piece {
+  uint64_t start;  // output bit
+  uint64_t src;    // arena bit, or kZeroSrc
+  uint32_t len;
+};
+
+// Lane `lane`'s piece of macroblock i (info != kUncovered), whose range starts at output bit x. Every
+// lane of the warp calls it. All loads are issued before the kind is known (one round trip).
+__device__ __forceinline__ Piece mb_piece(const EmitArgs& p, int i, uint64_t x, int32_t info, int lane) {
+  const uint8_t kind = __ldg(&p.records[i].kind);
+  const uint64_t slot = static_cast<uint64_t>(i) * kMbSlots + (lane - 1);
+  const uint32_t lead_len = lane <= 1 ? __ldg(&p.lead[i].len) : 0u;
+  const uint64_t lead_src = lane == 0 ? __ldg(&p.lead[i].src_bit) : 0u;
+  const uint32_t slot_len = lane >= 1 && lane <= kMbSlots ? __ldg(p.slot_len + slot) : 0u;
+  const bool tail = lane == 28 && info >= 0;
+  const uint32_t tail_len = tail ? __ldg(&p.slices[info].tail_len) : 0u;
+  const uint64_t tail_src = tail ? __ldg(&p.slices[info].tail_src_bit) : 0u;
+  uint32_t len = 0;
+  uint64_t src = kZeroSrc;
+  if (kind != GPUEC_MB_SKIP) {
+    if (lane == 0) {
+      len = lead_len;
+      src = lead_src;
+    } else if (kind == GPUEC_MB_PCM) {
+      if (lane == 1) {
+        len = (8u - static_cast<uint32_t>((x + lead_len) & 7)) & 7;  // pcm_alignment_zero_bit
+      } else if (lane == 2) {
+        len = kPcmBits;
+        src = p.records_bit + static_cast<uint64_t>(i) * kRecordBits;
+      }
+    } else if (lane <= kMbSlots) {
+      len = slot_len;
+      src = p.slots_bit + slot * kSlotBits;
+    }
+  }
+  if (tail) {
+    len = tail_len;
+    src = tail_src;
+  }
+  uint64_t incl = len;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const uint64_t v = __shfl_up_sync(kFull, incl, d);
+    if (lane >= d) incl += v;
+  }
+  // Lane 29: zero bits from the end of the tail to the next multiple of 32 (where the next slice starts).
+  const uint64_t tail_end = x + __shfl_sync(kFull, incl, 28);
+  const uint32_t pad = info >= 0 ? static_cast<uint32_t>((32 - (tail_end & 31)) & 31) : 0u;
+  if (lane == 29) len = pad;
+  if (lane >= 29) incl += pad;
+  return Piece{x + incl - len, src, len};
+}
+
+// The bits that piece q puts into output bits [lo, hi), placed in the output word starting at bit W.
+__device__ __forceinline__ uint32_t piece_bits(const uint32_t* arena, const Piece& q, uint64_t W, uint64_t lo,
+                                               uint64_t hi) {
+  const uint64_t a = q.start > lo ? q.start : lo;
+  const uint64_t b = q.start + q.len < hi ? q.start + q.len : hi;
+  if (b <= a || q.src == kZeroSrc) return 0u;
+  return read_bits(arena, q.src + (a - q.start), static_cast<int>(b - a)) >> (a - W);
+}
+
+__global__ void __launch_bounds__(kEmitWarps * 32) emit_kernel(EmitArgs p) {
+  __shared__ uint64_t s_start[kEmitWarps][32];
+  __shared__ uint64_t s_src[kEmitWarps][32];
+  __shared__ uint32_t s_plen[kEmitWarps][32];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int i = blockIdx.x * kEmitWarps + warp;
+  if (i >= p.n_mbs) return;  // warp-uniform
+  const int32_t info = __ldg(p.info + i);
+  const uint64_t x = __ldg(p.pos + i);
+  const uint64_t x_next = __ldg(p.pos + i + 1);
+  if (info == kUncovered || (info == kInside && x_next == x)) return;  // nothing to write (skipped, mostly)
+  const Piece pc = mb_piece(p, i, x, info, lane);
+  const uint64_t e = __shfl_sync(kFull, pc.start + pc.len, 31);  // end of the macroblock's range
+  if (info >= 0 && lane == 28) {
+    // first_mb is in [0, n_mbs) by contract; clamped so that out-of-contract input stays inside pos[].
+    const int first = min(max(__ldg(&p.slices[info].first_mb), 0), p.n_mbs);
+    const uint64_t out_bit = __ldg(p.pos + first);
+    p.results[info] = SliceResult{out_bit, pc.start + pc.len - out_bit};
+  }
+  if (e == x) return;
+
+  // Words whose 32 bits all lie in [x, e): one lane each.
+  s_start[warp][lane] = pc.start;
+  s_src[warp][lane] = pc.src;
+  s_plen[warp][lane] = pc.len;
+  __syncwarp();
+  const uint64_t w_full_end = e >> 5;
+  for (uint64_t w = ((x + 31) >> 5) + lane; w < w_full_end && w < p.out_words; w += 32) {
+    const uint64_t W = w << 5;
+    int k = 0;  // the last piece starting at or before W: the one holding bit W
+#pragma unroll
+    for (int half = 16; half > 0; half >>= 1)
+      if (s_start[warp][k + half] <= W) k += half;
+    uint32_t v = 0;
+    uint64_t at = W;
+    for (; at < W + 32 && k < 32; ++k) {
+      const uint64_t off = at - s_start[warp][k];
+      const uint32_t plen = s_plen[warp][k];
+      if (off >= plen) continue;  // empty piece
+      const uint64_t left = W + 32 - at;
+      const int m = static_cast<int>(plen - off < left ? plen - off : left);
+      const uint64_t src = s_src[warp][k];
+      if (src != kZeroSrc) v |= read_bits(p.arena, src + off, m) >> (at - W);
+      at += m;
+    }
+    p.out[w] = __byte_perm(v, 0, 0x0123);
+  }
+
+  // The word that holds bit e - 1 and ends past e, when it starts inside [x, e): the whole warp builds
+  // it, walking into the following macroblocks.
+  const uint64_t W = e & ~uint64_t{31};
+  if ((e & 31) == 0 || W < x) return;
+  uint32_t v = piece_bits(p.arena, pc, W, W, e);
+  uint64_t at = e;
+  int j = i;
+  while (at < W + 32) {
+    // The macroblock whose range holds bit `at`: the last j with pos[j] <= at (pos[n_mbs] = total > at).
+    int lo = j + 1, hi = p.n_mbs;
+    if (lo >= hi) break;  // off contract: nothing follows
+    if (__ldg(p.pos + lo + 1) > at) hi = lo + 1;
+    while (hi - lo > 1) {
+      const int step = (hi - lo + 31) / 32;
+      const int k = lo + step * lane;
+      const unsigned le = __ballot_sync(kFull, k < hi && __ldg(p.pos + k) <= at);
+      const int new_lo = lo + step * (le ? __popc(le) - 1 : 0);
+      hi = min(new_lo + step, hi);
+      lo = new_lo;
+    }
+    j = lo;
+    const int32_t info_j = __ldg(p.info + j);
+    if (info_j == kUncovered) break;  // off contract
+    const Piece q = mb_piece(p, j, __ldg(p.pos + j), info_j, lane);
+    const uint64_t end_j = __shfl_sync(kFull, q.start + q.len, 31);
+    const uint64_t stop = end_j < W + 32 ? end_j : W + 32;
+    if (stop <= at) break;  // off contract
+    v |= piece_bits(p.arena, q, W, at, stop);
+    at = stop;
+  }
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v |= __shfl_xor_sync(kFull, v, d);  // (__reduce_or_sync: sm_80 only)
+  if (lane == 0 && (W >> 5) < p.out_words) p.out[W >> 5] = __byte_perm(v, 0, 0x0123);
+}
+
+}  // namespace
+}  // namespace cavlc

@@ -1,0 +1,306 @@
+// Device code of the CAVLCU kernel shared by frame.cu (code_frame_cuda) and encode_frame.cu
+// (encode_frame_cuda): code tables, the per-lane count and code passes, neighbour sources and the
+// per-lane coding of a macroblock with nA/nB from the warp, shared memory or the TotalCoeff records.
+// Internal: included by .cu files of gpuec_cavlc_cuda only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cavlc/frame.h"
+#include "cavlc/mb.h"
+#include "cavlc/tables.h"
+#include "sync_device.cuh"
+
+namespace cavlc {
+namespace {
+
+
+constexpr int kWarps = 8;  // macroblocks per region = warps per thread block
+constexpr int kThreads = kWarps * 32;
+constexpr int kTcWords = 8;  // 32-byte TotalCoeff record per macroblock (27 bytes used)
+
+// Device copies of the constexpr tables of cavlc/tables.h (H.264 Tables 9-5, 9-7, 9-8, 9-9a, 9-10),
+// built at compile time from the same data; each block copies them into shared memory once.
+struct alignas(4) DeviceTables {
+  tables::Vlc coeff_token[tables::kNumCoeffTokenTables][17][4];
+  tables::Vlc total_zeros[15][16];
+  tables::Vlc total_zeros_dc[3][4];
+  tables::Vlc run_before[7][15];
+};
+constexpr DeviceTables make_device_tables() {
+  DeviceTables t{};
+  for (int i = 0; i < tables::kNumCoeffTokenTables; ++i)
+    for (int j = 0; j < 17; ++j)
+      for (int k = 0; k < 4; ++k) t.coeff_token[i][j][k] = tables::kCoeffToken[i][j][k];
+  for (int i = 0; i < 15; ++i)
+    for (int j = 0; j < 16; ++j) t.total_zeros[i][j] = tables::kTotalZeros4x4[i][j];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) t.total_zeros_dc[i][j] = tables::kTotalZerosChromaDC[i][j];
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 15; ++j) t.run_before[i][j] = tables::kRunBefore[i][j];
+  return t;
+}
+constexpr DeviceTables kDeviceTablesHost = make_device_tables();
+__device__ const DeviceTables g_tables = kDeviceTablesHost;
+constexpr int kTableWords = sizeof(DeviceTables) / 4;
+static_assert(sizeof(DeviceTables) % 4 == 0, "tables are copied as words");
+
+// Record byte offsets (cavlc/mb.h, checked below).
+constexpr int kOffLuma = 0, kOffChromaAC = 512, kOffLumaDC = 768, kOffChromaDC = 800, kOffKind = 828;
+static_assert(offsetof(gpuec_mb, u.coef.chroma_ac) == kOffChromaAC, "layout");
+static_assert(offsetof(gpuec_mb, u.coef.luma_dc) == kOffLumaDC, "layout");
+static_assert(offsetof(gpuec_mb, u.coef.chroma_dc) == kOffChromaDC, "layout");
+static_assert(offsetof(gpuec_mb, kind) == kOffKind && offsetof(gpuec_mb, cbp) == kOffKind + 1, "layout");
+
+__device__ __forceinline__ int coef_const(const uint64_t (&q)[4], int i) {  // i: compile-time constant
+  return static_cast<int16_t>(q[i >> 2] >> ((i & 3) * 16));
+}
+__device__ __forceinline__ int coef_at(const uint64_t (&q)[4], int p) {  // p: run-time, no local memory
+  const uint64_t w = (p & 8) ? ((p & 4) ? q[3] : q[2]) : ((p & 4) ? q[1] : q[0]);
+  return static_cast<int16_t>(w >> ((p & 3) * 16));
+}
+__device__ __forceinline__ int top_bit(uint32_t m) { return 31 - __clz(m); }
+
+// luma4x4BlkIdx <-> raster (x, y) of the 4x4 grid.
+__device__ __forceinline__ int blk_x(int b) { return ((b >> 1) & 2) | (b & 1); }
+__device__ __forceinline__ int blk_y(int b) { return ((b >> 2) & 2) | ((b >> 1) & 1); }
+__device__ __forceinline__ int blk_of(int x, int y) { return ((y >> 1) << 3) | ((x >> 1) << 2) | ((y & 1) << 1) | (x & 1); }
+
+// One lane's block after the counting pass.
+struct Lane {
+  uint64_t q[4];  // 16 coefficients (the n used ones first; start-1 blocks shifted down), int16 each
+  uint32_t nz, neg;
+  int n, tc, t1, ntc;  // ntc: the TotalCoeff neighbours see
+  bool coded;
+  int kind, cbp;
+};
+
+// Loads and counts slot `s` of the record. Every lane of the warp calls it.
+__device__ __forceinline__ Lane count_lane(const gpuec_mb* rec, int s) {
+  Lane L;
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(rec);
+  const uint32_t kc = __ldg(reinterpret_cast<const uint32_t*>(base + kOffKind));
+  L.kind = kc & 0xff;
+  L.cbp = (kc >> 8) & 0xff;
+  const bool i16 = L.kind == GPUEC_MB_I16x16;
+  const bool resid = L.kind == GPUEC_MB_NORMAL || i16;
+  const int cbp_chroma = L.cbp >> 4;
+  int off, start = 0;
+  bool coded;
+  if (s == 0) {
+    off = kOffLumaDC, L.n = 16, coded = i16;
+  } else if (s <= 16) {
+    off = kOffLuma + (s - 1) * 32, L.n = i16 ? 15 : 16, start = i16 ? 1 : 0;
+    coded = i16 ? (L.cbp & 15) != 0 : ((L.cbp >> ((s - 1) >> 2)) & 1) != 0;
+  } else if (s <= 18) {
+    off = kOffChromaDC + (s - 17) * 8, L.n = 4, coded = cbp_chroma != 0;
+  } else {
+    off = kOffChromaAC + (s - 19) * 32, L.n = 15, start = 1, coded = cbp_chroma == 2;
+  }
+  L.coded = coded && resid && s < 27;
+  L.q[0] = L.q[1] = L.q[2] = L.q[3] = 0;
+  if (L.coded) {
+    if (L.n == 4) {
+      const uint2 a = __ldg(reinterpret_cast<const uint2*>(base + off));
+      L.q[0] = a.x | (uint64_t{a.y} << 32);
+    } else {  // the 32-byte block: two 16-byte vector loads (sm_90 has no wider global load)
+      const uint4 a = __ldg(reinterpret_cast<const uint4*>(base + off));
+      const uint4 b = __ldg(reinterpret_cast<const uint4*>(base + off + 16));
+      L.q[0] = a.x | (uint64_t{a.y} << 32);
+      L.q[1] = a.z | (uint64_t{a.w} << 32);
+      L.q[2] = b.x | (uint64_t{b.y} << 32);
+      L.q[3] = b.z | (uint64_t{b.w} << 32);
+      if (start) {  // AC block: coefficients [1..15] become [0..14], [15] = 0
+        L.q[0] = (L.q[0] >> 16) | (L.q[1] << 48);
+        L.q[1] = (L.q[1] >> 16) | (L.q[2] << 48);
+        L.q[2] = (L.q[2] >> 16) | (L.q[3] << 48);
+        L.q[3] >>= 16;
+      }
+    }
+  }
+  // One pass over the 16 coefficients: non-zero, +-1 and sign masks.
+  uint32_t nz = 0, ones = 0, neg = 0;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const int v = coef_const(L.q, i);
+    nz |= static_cast<uint32_t>(v != 0) << i;
+    ones |= static_cast<uint32_t>(v == 1 || v == -1) << i;
+    neg |= static_cast<uint32_t>(v < 0) << i;
+  }
+  L.nz = nz;
+  L.neg = neg;
+  L.tc = __popc(nz);
+  int t1 = 0;
+  uint32_t m = nz;
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {
+    if (m && ((ones >> top_bit(m)) & 1)) {
+      ++t1;
+      m &= ~(1u << top_bit(m));
+    } else {
+      break;
+    }
+  }
+  L.t1 = t1;
+  L.ntc = L.kind == GPUEC_MB_PCM ? 16 : L.coded ? L.tc : 0;
+  return L;
+}
+
+// Source lane of byte B (0..26) of the TotalCoeff record.
+__device__ __forceinline__ int tc_record_lane(int B) {
+  if (B < 16) return 1 + blk_of(B & 3, B >> 2);
+  if (B < 24) return 19 + (B - 16);
+  return B == 24 ? 0 : 17 + (B - 25);
+}
+
+// The warp's record words: lanes 0, 4, ..., 24 return word lane / 4 (others: garbage).
+__device__ __forceinline__ uint32_t tc_record_word(const Lane& L, int lane) {
+  const int v = __shfl_sync(0xffffffffu, L.ntc, tc_record_lane(lane < 27 ? lane : 0));
+  uint32_t w = lane < 27 ? static_cast<uint32_t>(v) << ((lane & 3) * 8) : 0u;
+  w |= __shfl_xor_sync(0xffffffffu, w, 1);
+  w |= __shfl_xor_sync(0xffffffffu, w, 2);
+  return w;
+}
+
+struct BitOut {
+  uint32_t* out;
+  uint64_t acc = 0;
+  int pending = 0;  // < 32 between puts; codes are at most 28 bits
+  int words = 0;
+  __device__ __forceinline__ void put(uint32_t val, int len) {
+    acc = (acc << len) | val;
+    pending += len;
+    if (pending >= 32) {
+      pending -= 32;
+      out[words++] = __byte_perm(static_cast<uint32_t>(acc >> pending), 0, 0x0123);
+    }
+  }
+  __device__ __forceinline__ void put(tables::Vlc v) { put(v.val, v.len); }
+  __device__ __forceinline__ void finish() {
+    if (pending) out[words++] = __byte_perm(static_cast<uint32_t>(acc << (32 - pending)), 0, 0x0123);
+  }
+};
+
+// residual_block_cavlc() of one lane's block (cavlc.cpp code_block, same bits). Returns the length.
+__device__ __forceinline__ int code_lane(const Lane& L, int nC, const DeviceTables& T, uint32_t* slot) {
+  BitOut o{slot};
+  const int tc = L.tc, t1 = L.t1;
+  o.put(T.coeff_token[tables::coeff_token_table(nC)][tc][t1]);
+  if (tc > 0) {
+    uint32_t m = L.nz;
+    for (int k = 0; k < t1; ++k) {  // trailing-one signs, highest frequency first
+      const int p = top_bit(m);
+      o.put((L.neg >> p) & 1, 1);
+      m &= ~(1u << p);
+    }
+    int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
+    bool first = t1 < 3;
+    while (m) {
+      const int p = top_bit(m);
+      m &= ~(1u << p);
+      const int level = coef_at(L.q, p);
+      const int level_code = tables::level_code_of(level) - (first ? 2 : 0);
+      first = false;
+      const tables::LevelVlc v = tables::level_vlc(level_code, suffix_length);
+      o.put(v.bits, v.len);
+      suffix_length = tables::next_suffix_length(suffix_length, level < 0 ? -level : level);
+    }
+    int top = top_bit(L.nz);
+    int zeros_left = top + 1 - tc;
+    if (tc < L.n) o.put(L.n == 4 ? T.total_zeros_dc[tc - 1][zeros_left] : T.total_zeros[tc - 1][zeros_left]);
+    m = L.nz;
+    for (int j = tc - 1; j > 0 && zeros_left > 0; --j) {
+      m &= ~(1u << top);
+      const int next = top_bit(m);
+      const int run = top - next - 1;
+      o.put(T.run_before[tables::run_before_row(zeros_left)][run]);
+      zeros_left -= run;
+      top = next;
+    }
+  }
+  o.finish();
+  return static_cast<int>((o.words - 1) * 32 + (o.pending ? o.pending : 32));
+}
+
+// Where a lane's nA / nB come from: another lane of the warp (byte < 0: lane `lane`), or byte `byte`
+// of the left / top macroblock's TotalCoeff record.
+struct NbSource {
+  int lane;
+  int byte;
+};
+__device__ __forceinline__ void neighbour_sources(int s, NbSource* a, NbSource* b) {
+  a->lane = b->lane = s;
+  a->byte = b->byte = -1;
+  if (s <= 16) {
+    const int blk = s == 0 ? 0 : s - 1;  // Intra16x16 DC uses block 0's neighbours
+    const int x = blk_x(blk), y = blk_y(blk);
+    if (x > 0) a->lane = 1 + blk_of(x - 1, y); else a->byte = y * 4 + 3;
+    if (y > 0) b->lane = 1 + blk_of(x, y - 1); else b->byte = 12 + x;
+  } else if (s >= 19 && s < 27) {
+    const int c = (s - 19) >> 2, blk = (s - 19) & 3, x = blk & 1, y = blk >> 1;
+    if (x > 0) a->lane = s - 1; else a->byte = 16 + c * 4 + y * 2 + 1;
+    if (y > 0) b->lane = s - 2; else b->byte = 16 + c * 4 + 2 + x;
+  }
+}
+
+__device__ __forceinline__ int predict(bool aa, int na, bool ab, int nb) {
+  return (aa && ab) ? (na + nb + 1) >> 1 : aa ? na : ab ? nb : 0;
+}
+
+enum Mode { kModeFused = 0, kModeCount = 1, kModeCode = 2 };
+
+struct Frame {
+  const gpuec_mb* recs;
+  const int32_t* slice_id;
+  uint8_t* bits;
+  uint16_t* len;
+  uint32_t* ticket;   // fused: region counter
+  uint32_t* flags;    // fused: per region, 1 once its TotalCoeff records are in `tc`
+  uint32_t* tc;       // kTcWords per macroblock
+  int mb_width, nmb, nregions;
+};
+
+__device__ __forceinline__ void wait_region(const Frame& f, int q) {
+  while (load_acquire(f.flags + q) == 0) __nanosleep(64);
+}
+
+// Neighbours of the lane's block (availability: inside the frame and the same slice id), nC, and the code.
+template <int kMode>
+__device__ __forceinline__ void code_mb_lane(const Frame& f, const DeviceTables& T,
+                                             const uint32_t (&s_tc)[kWarps][kTcWords], const Lane& L, int a,
+                                             int first, int lane) {
+  const int w = f.mb_width;
+  NbSource sa, sb;
+  neighbour_sources(lane, &sa, &sb);
+  const int in_a = __shfl_sync(0xffffffffu, L.ntc, sa.lane);
+  const int in_b = __shfl_sync(0xffffffffu, L.ntc, sb.lane);
+  if (lane >= kMbSlots) return;
+  const size_t slot = static_cast<size_t>(a) * kMbSlots + lane;
+  if (!L.coded) {
+    f.len[slot] = 0;
+    return;
+  }
+  const int32_t sid = __ldg(f.slice_id + a);
+  auto nb_total = [&](int nb, int byte) -> int {
+    if (kMode == kModeFused && nb >= first) return reinterpret_cast<const uint8_t*>(s_tc[nb - first])[byte];
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(f.tc + static_cast<size_t>(nb) * kTcWords) + byte;
+    return kMode == kModeFused ? __ldcg(p) : __ldg(p);
+  };
+  bool aa = true, ab = true;
+  int na = in_a, nb = in_b;
+  if (sa.byte >= 0) {
+    aa = (a % w) > 0 && __ldg(f.slice_id + a - 1) == sid;
+    na = aa ? nb_total(a - 1, sa.byte) : 0;
+  }
+  if (sb.byte >= 0) {
+    ab = a >= w && __ldg(f.slice_id + a - w) == sid;
+    nb = ab ? nb_total(a - w, sb.byte) : 0;
+  }
+  const int nC = (lane == 17 || lane == 18) ? -1 : predict(aa, na, ab, nb);
+  f.len[slot] = static_cast<uint16_t>(code_lane(L, nC, T, reinterpret_cast<uint32_t*>(f.bits + slot * kSlotBytes)));
+}
+}  // namespace
+}  // namespace cavlc

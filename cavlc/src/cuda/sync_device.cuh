@@ -1,0 +1,19 @@
+// Acquire / release accesses to global flags (gpu scope), shared by the CAVLCU kernels. Internal.
+#pragma once
+
+#include <cstdint>
+
+namespace cavlc {
+namespace {
+
+__device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+}  // namespace
+}  // namespace cavlc
