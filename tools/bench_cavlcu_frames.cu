@@ -6,10 +6,12 @@
 // frame whose slices do not cover it in order is an error here, the stage would not send it to the GPU
 // as one part). Per frame, with the inputs built as the stage builds them (stage.cpp, cuda/coder.cu: the
 // records, slice ids, leads, slices and the skeleton copies with the rbsp_stop_one_bit in one arena):
-//   gpu_code_us           code_frame_cuda (default variant), data resident on the GPU;
+//   gpu_code_us           code_frame_cuda with FrameCudaVariant::kFused, data resident on the GPU;
 //   gpu_code_twopass_us   the same with FrameCudaVariant::kTwoPass;
 //   gpu_stage_us          code_frame_cuda + assemble_frame_cuda (code + scan + pack), data resident;
 //   gpu_stage_twopass_us  the same with kTwoPass;
+//   gpu_encode_us         encode_frame_cuda (coding and assembly fused: 2 kernels, no memset), kFused;
+//   gpu_encode_twopass_us the same with kTwoPass (3 kernels);
 //   stage_xfer_us         gpuec_frame_submit + gpuec_frame_complete through the stage's C API, backend
 //                         cuda (host clock): H2D from pinned memory, the kernels, D2H. The slices are fed
 //                         (gpuec_slice_begin, gpuec_mb_skip / gpuec_mb_next + commit, gpuec_slice_defer)
@@ -41,6 +43,7 @@
 
 #include "cavlc/assemble_frame.h"
 #include "cavlc/assemble_frame_cuda.h"
+#include "cavlc/encode_frame_cuda.h"
 #include "cavlc/frame.h"
 #include "cavlc/frame_cuda.h"
 #include "cavlc/slice.h"
@@ -235,7 +238,8 @@ bool build_frames(const std::vector<gpuec::CapturedSlice>& caps, std::vector<Fra
 struct Row {
   int frame = 0, w = 0, h = 0, slices = 0, mbs = 0, coded = 0, residual = 0;
   uint64_t skel_bytes = 0, payload_bytes = 0, out_bytes = 0, h2d = 0, d2h = 0;
-  double gpu_code = 0, gpu_code_2p = 0, gpu_stage = 0, gpu_stage_2p = 0, xfer = 0, cpu_stage = 0, cpu_twin = 0;
+  double gpu_code = 0, gpu_code_2p = 0, gpu_stage = 0, gpu_stage_2p = 0, gpu_enc = 0, gpu_enc_2p = 0, xfer = 0,
+         cpu_stage = 0, cpu_twin = 0;
 };
 
 // The arena of a frame part, host and device alike (cuda/coder.cu): [0, skel_cap) skeleton copies,
@@ -328,6 +332,9 @@ class CaptureBench {
     CHECK_CUDA(cudaMalloc(&d_len_, nslots_ * sizeof(uint16_t)));
     CHECK_CUDA(cudaMalloc(&d_ws_code_, ws_code_));
     CHECK_CUDA(cudaMalloc(&d_ws_asm_, ws_asm_));
+    ws_enc_ = cavlc::encode_frame_cuda_workspace_bytes(mbs);
+    CHECK_CUDA(cudaMalloc(&d_ws_enc_, ws_enc_));
+    CHECK_CUDA(cudaMemset(d_ws_enc_, 0, ws_enc_));
     CHECK_CUDA(cudaMemset(d_arena_, 0, lay_.bytes));
     CHECK_CUDA(cudaStreamCreate(&stream_));
     CHECK_CUDA(cudaEventCreate(&e0_));
@@ -347,7 +354,7 @@ class CaptureBench {
     CHECK_CUDA(cudaStreamDestroy(stream_));
     for (void* p : {static_cast<void*>(d_arena_), static_cast<void*>(d_out_), static_cast<void*>(d_sid_),
                     static_cast<void*>(d_lead_), static_cast<void*>(d_slices_), static_cast<void*>(d_res_),
-                    static_cast<void*>(d_total_), static_cast<void*>(d_len_), d_ws_code_, d_ws_asm_})
+                    static_cast<void*>(d_total_), static_cast<void*>(d_len_), d_ws_code_, d_ws_asm_, d_ws_enc_})
       CHECK_CUDA(cudaFree(p));
   }
 
@@ -395,7 +402,7 @@ class CaptureBench {
       gpu_resident(f, what, &row);
       through_stage(f, what, &row);
     } else {
-      row.gpu_code = row.gpu_code_2p = row.gpu_stage = row.gpu_stage_2p = row.xfer = NAN;
+      row.gpu_code = row.gpu_code_2p = row.gpu_stage = row.gpu_stage_2p = row.gpu_enc = row.gpu_enc_2p = row.xfer = NAN;
     }
 
     // The CPU stage (encode_slice_ref per slice, as gpuec-bench-stage) and the CPU twin, one core.
@@ -434,11 +441,8 @@ class CaptureBench {
     CHECK_CUDA(cudaMemcpy(d_slices_, f.fslices.data(), ns * sizeof(cavlc::FrameSlice), cudaMemcpyHostToDevice));
     const cavlc::FrameAssembly d_in = assembly(d_arena_, lay_, d_len_, d_lead_, d_slices_, f);
     auto code = [&](cavlc::FrameCudaVariant v) {
-      check_call(v == cavlc::FrameCudaVariant::kFused
-                     ? cavlc::code_frame_cuda(d_in.records, f.w, f.h, d_sid_, d_arena_ + lay_.slot_off, d_len_,
-                                              d_ws_code_, ws_code_, stream_)
-                     : cavlc::code_frame_cuda_variant(v, d_in.records, f.w, f.h, d_sid_, d_arena_ + lay_.slot_off,
-                                                      d_len_, d_ws_code_, ws_code_, stream_),
+      check_call(cavlc::code_frame_cuda_variant(v, d_in.records, f.w, f.h, d_sid_, d_arena_ + lay_.slot_off, d_len_,
+                                                d_ws_code_, ws_code_, stream_),
                  "code_frame_cuda");
     };
     auto stage = [&](cavlc::FrameCudaVariant v) {
@@ -446,13 +450,20 @@ class CaptureBench {
       check_call(cavlc::assemble_frame_cuda(d_in, d_out_, max_out_, d_res_, d_total_, d_ws_asm_, ws_asm_, stream_),
                  "assemble_frame_cuda");
     };
+    auto encode = [&](cavlc::FrameCudaVariant v) {
+      check_call(cavlc::encode_frame_cuda(v, d_in, f.w, d_sid_, d_len_, d_out_, max_out_, d_res_, d_total_, d_ws_enc_,
+                                          ws_enc_, stream_),
+                 "encode_frame_cuda");
+    };
     const uint64_t out_bytes = vle::packed_bytes(twin_total_);
-    for (cavlc::FrameCudaVariant v : {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass}) {
-      const std::string vw = what + " (" + cavlc::frame_cuda_variant_name(v) + ")";
+    for (int run = 0; run < 4; ++run) {
+      const cavlc::FrameCudaVariant v = run % 2 ? cavlc::FrameCudaVariant::kTwoPass : cavlc::FrameCudaVariant::kFused;
+      const std::string vw = what + " (" + (run < 2 ? "code + assemble, " : "encode_frame_cuda, ") +
+                             cavlc::frame_cuda_variant_name(v) + ")";
       // Slots zeroed on both sides (only the code words are written, frame_cuda.h); a canary after the output.
       CHECK_CUDA(cudaMemset(d_arena_ + lay_.slot_off, 0, nslots_ * cavlc::kSlotBytes));
       CHECK_CUDA(cudaMemset(d_out_, 0xA5, max_out_));
-      stage(v);
+      if (run < 2) stage(v); else encode(v);
       CHECK_CUDA(cudaStreamSynchronize(stream_));
       uint64_t total = 0;
       CHECK_CUDA(cudaMemcpy(&total, d_total_, sizeof total, cudaMemcpyDeviceToHost));
@@ -476,6 +487,8 @@ class CaptureBench {
     row->gpu_code_2p = time_gpu([&] { code(cavlc::FrameCudaVariant::kTwoPass); });
     row->gpu_stage = time_gpu([&] { stage(cavlc::FrameCudaVariant::kFused); });
     row->gpu_stage_2p = time_gpu([&] { stage(cavlc::FrameCudaVariant::kTwoPass); });
+    row->gpu_enc = time_gpu([&] { encode(cavlc::FrameCudaVariant::kFused); });
+    row->gpu_enc_2p = time_gpu([&] { encode(cavlc::FrameCudaVariant::kTwoPass); });
   }
 
   double time_gpu(const std::function<void()>& call) {
@@ -569,8 +582,8 @@ class CaptureBench {
   cavlc::SliceResult* d_res_ = nullptr;
   uint64_t* d_total_ = nullptr;
   uint16_t* d_len_ = nullptr;
-  void *d_ws_code_ = nullptr, *d_ws_asm_ = nullptr;
-  size_t ws_code_ = 0, ws_asm_ = 0;
+  void *d_ws_code_ = nullptr, *d_ws_asm_ = nullptr, *d_ws_enc_ = nullptr;
+  size_t ws_code_ = 0, ws_asm_ = 0, ws_enc_ = 0;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t e0_ = nullptr, e1_ = nullptr;
   gpuec_stage* stage_ = nullptr;
@@ -662,7 +675,8 @@ int main(int argc, char** argv) {
     }
     std::fprintf(csv, "capture,frame,mb_width,mb_height,slices,mbs,coded_mbs,residual_mbs,skeleton_bytes,"
                       "payload_bytes,output_bytes,h2d_bytes,d2h_bytes,gpu_code_us,gpu_code_twopass_us,gpu_stage_us,"
-                      "gpu_stage_twopass_us,stage_xfer_us,cpu_stage_us,cpu_twin_us\n");
+                      "gpu_stage_twopass_us,stage_xfer_us,cpu_stage_us,cpu_twin_us,gpu_encode_us,"
+                      "gpu_encode_twopass_us\n");
   }
   std::string gpu_name = "no GPU (--cpu-only)";
   if (!o.cpu_only) {
@@ -676,8 +690,9 @@ int main(int argc, char** argv) {
               o.cpu_repeats > 0 ? o.cpu_repeats : o.repeats);
   std::printf("# medians over the frames of the per-frame medians; times in us; link_us: (H2D + D2H) bytes at %.0f "
               "GB/s; xfer_gbs: (H2D + D2H) bytes / stage_xfer\n", o.link_gbs);
-  std::printf("%-24s %6s %7s %7s %8s %8s %9s %9s %9s %10s %10s %10s %9s %9s %9s %8s %8s\n", "capture", "frames",
-              "MBs", "coded", "gpu_code", "code_2p", "gpu_stage", "stage_2p", "xfer", "cpu_stage", "cpu_twin",
+  std::printf("%-24s %6s %7s %7s %8s %8s %9s %9s %8s %8s %9s %10s %10s %10s %9s %9s %9s %8s %8s\n", "capture",
+              "frames", "MBs", "coded", "gpu_code", "code_2p", "gpu_stage", "stage_2p", "encode", "enc_2p", "xfer",
+              "cpu_stage", "cpu_twin",
               "cpu/stage", "cpu/xfer", "h2d_KiB", "d2h_KiB", "link_us", "xfer_gbs");
   for (const std::string& path : paths) {
     const std::vector<Row> rows = bench_capture(path, o);
@@ -689,23 +704,23 @@ int main(int argc, char** argv) {
     };
     for (const Row& r : rows)
       if (csv)
-        std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
+        std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
                      name.c_str(), r.frame, r.w, r.h, r.slices, r.mbs, r.coded, r.residual,
                      static_cast<unsigned long long>(r.skel_bytes), static_cast<unsigned long long>(r.payload_bytes),
                      static_cast<unsigned long long>(r.out_bytes), static_cast<unsigned long long>(r.h2d),
                      static_cast<unsigned long long>(r.d2h), r.gpu_code, r.gpu_code_2p, r.gpu_stage, r.gpu_stage_2p,
-                     r.xfer, r.cpu_stage, r.cpu_twin);
+                     r.xfer, r.cpu_stage, r.cpu_twin, r.gpu_enc, r.gpu_enc_2p);
     if (csv) std::fflush(csv);
     const double gs = col([](const Row& r) { return r.gpu_stage; });
     const double xf = col([](const Row& r) { return r.xfer; });
     const double cs = col([](const Row& r) { return r.cpu_stage; });
     const double moved = col([](const Row& r) { return r.h2d + r.d2h; });
-    std::printf("%-24s %6zu %7.0f %7.0f %8.1f %8.1f %9.1f %9.1f %9.1f %10.1f %10.1f %10.2f %9.2f %9.0f %9.0f %8.1f "
-                "%8.2f\n",
+    std::printf("%-24s %6zu %7.0f %7.0f %8.1f %8.1f %9.1f %9.1f %8.1f %8.1f %9.1f %10.1f %10.1f %10.2f %9.2f %9.0f "
+                "%9.0f %8.1f %8.2f\n",
                 name.c_str(), rows.size(), col([](const Row& r) { return r.mbs; }),
                 col([](const Row& r) { return r.coded; }), col([](const Row& r) { return r.gpu_code; }),
                 col([](const Row& r) { return r.gpu_code_2p; }), gs, col([](const Row& r) { return r.gpu_stage_2p; }),
-                xf, cs, col([](const Row& r) { return r.cpu_twin; }), cs / gs, cs / xf,
+                col([](const Row& r) { return r.gpu_enc; }), col([](const Row& r) { return r.gpu_enc_2p; }), xf, cs, col([](const Row& r) { return r.cpu_twin; }), cs / gs, cs / xf,
                 col([](const Row& r) { return r.h2d; }) / 1024, col([](const Row& r) { return r.d2h; }) / 1024,
                 moved / (o.link_gbs * 1e3), moved / xf * 1e-3);
     std::fflush(stdout);

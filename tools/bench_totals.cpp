@@ -9,6 +9,10 @@
 //           records are in L1, as in x264, which has just written the record it commits).
 // Hot repeats the same few records, so branch predictors learn them: that flatters the twin's
 // data-dependent loops more than mb_totals, whose flow depends only on kind and cbp.
+// --raster times mb_totals on raster-order copies of the records (cavlc/mb.h GPUEC_COEF_RASTER, converted
+// by tests/cavlc/raster.h), checked against the twin on the scan-order originals; the twin still reads
+// those (it knows scan order only), so in the stream timing the twin no longer warms the caches for
+// mb_totals: compare raster stream times with care.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,8 +23,9 @@
 
 #include "cavlc/cavlc.h"
 #include "cavlc/slice.h"
-#include "totals_twin.h"
 #include "gpuec/capture.h"
+#include "raster.h"
+#include "totals_twin.h"
 
 namespace {
 
@@ -30,17 +35,18 @@ volatile unsigned g_sink;  // keeps the timed results alive
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "usage: gpuec-bench-totals CAPTURE... [--repeats R] [--warmup W] [--chunk C] [--passes P]\n"
+               "usage: gpuec-bench-totals CAPTURE... [--repeats R] [--warmup W] [--chunk C] [--passes P] [--raster]\n"
                "\n"
                "CAPTURE  an uncompressed capture written by the stage (GPUEC_CAPTURE=FILE)\n"
                "  --repeats R  timed runs (default 21); the median is reported\n"
                "  --warmup W   untimed runs before them (default 3)\n"
                "  --chunk C    records per chunk of the hot timing (default 16, 13 KiB)\n"
                "  --passes P   timed passes per chunk of the hot timing (default 8)\n"
+               "  --raster     mb_totals reads raster-order copies of the records (the twin the originals)\n"
                "\n"
                "Output: one line per capture (times in ns per coded macroblock, i.e. per commit call):\n"
                "  NAME coded_mbs= beyond_bound_mbs= overflow_mbs= stream_twin_ns= stream_ns=\n"
-               "       hot_twin_ns= hot_ns=\n"
+               "       hot_twin_ns= hot_ns= [order=raster]\n"
                "  beyond_bound_mbs: records with a coded |level| > kMaxSafeAbsLevel (exact check taken)\n"
                "Exit status: 0 ok, 1 usage, 2 unreadable capture, 3 mb_totals differs from its twin.\n");
 }
@@ -117,6 +123,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   int repeats = 21, warmup = 3, passes = 8;
   size_t chunk = 16;
+  bool raster = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](int lo) {
@@ -129,6 +136,7 @@ int main(int argc, char** argv) {
     else if (a == "--warmup" && (v = value(0)) >= 0) warmup = v;
     else if (a == "--chunk" && (v = value(1)) > 0) chunk = static_cast<size_t>(v);
     else if (a == "--passes" && (v = value(1)) > 0) passes = v;
+    else if (a == "--raster") raster = true;
     else if (a == "-h" || a == "--help") { usage(stdout); return 0; }
     else if (!a.empty() && a[0] != '-') paths.push_back(a);
     else { usage(stderr); return 1; }
@@ -155,12 +163,17 @@ int main(int argc, char** argv) {
       continue;
     }
 
+    std::vector<gpuec_mb> raster_recs;  // with --raster, what mb_totals reads
+    if (raster)
+      for (const gpuec_mb& m : recs) raster_recs.push_back(cavlc_test::to_raster(m));
+    const std::vector<gpuec_mb>& timed = raster ? raster_recs : recs;  // the same array as the twin's if scan
+
     size_t beyond = 0, overflows = 0;
     for (size_t i = 0; i < recs.size(); ++i) {
       uint8_t want[GPUEC_TC_COUNT], got[GPUEC_TC_COUNT];
       std::memset(want, 0xA5, sizeof want);
       std::memset(got, 0xA5, sizeof got);
-      const int r_want = mb_totals_twin(recs[i], want), r_got = cavlc::mb_totals(recs[i], got);
+      const int r_want = mb_totals_twin(recs[i], want), r_got = cavlc::mb_totals(timed[i], got);
       if (r_want != r_got || std::memcmp(want, got, sizeof want) != 0) {
         std::fprintf(stderr, "gpuec-bench-totals: %s: coded record %zu (mb_addr %d): mb_totals returns %d, "
                      "its twin %d, or the totals differ\n", path.c_str(), i, recs[i].mb_addr, r_got, r_want);
@@ -172,9 +185,9 @@ int main(int argc, char** argv) {
 
     std::vector<double> stream_twin, stream_new, hot_twin, hot_new;
     for (int r = 0; r < warmup + repeats; ++r) {
-      const double st = run_stream(mb_totals_twin, recs, sink), sn = run_stream(cavlc::mb_totals, recs, sink);
+      const double st = run_stream(mb_totals_twin, recs, sink), sn = run_stream(cavlc::mb_totals, timed, sink);
       const double ht = run_hot(mb_totals_twin, recs, chunk, passes, sink);
-      const double hn = run_hot(cavlc::mb_totals, recs, chunk, passes, sink);
+      const double hn = run_hot(cavlc::mb_totals, timed, chunk, passes, sink);
       if (r < warmup) continue;
       stream_twin.push_back(st);
       stream_new.push_back(sn);
@@ -182,9 +195,9 @@ int main(int argc, char** argv) {
       hot_new.push_back(hn);
     }
     std::printf("%s coded_mbs=%zu beyond_bound_mbs=%zu overflow_mbs=%zu stream_twin_ns=%.1f stream_ns=%.1f "
-                "hot_twin_ns=%.1f hot_ns=%.1f\n",
+                "hot_twin_ns=%.1f hot_ns=%.1f%s\n",
                 base_name(path), recs.size(), beyond, overflows, median(stream_twin), median(stream_new),
-                median(hot_twin), median(hot_new));
+                median(hot_twin), median(hot_new), raster ? " order=raster" : "");
   }
   g_sink = sink;
   return 0;

@@ -44,8 +44,9 @@ int code_frame_ref(const gpuec_mb* recs, int mb_width, int mb_height, const int3
   for (int a = 0; a < nmb; ++a)
     if (recs[a].mb_addr != a || neighbour_totals(recs[a], &totals[a]) < 0) return -1;
   const NcPredictor<SameSliceId> f{totals.data(), mb_width, SameSliceId{slice_id}};
+  gpuec_mb scratch;
   for (int a = 0; a < nmb; ++a) {
-    const gpuec_mb& m = recs[a];
+    const gpuec_mb& m = scan_order_record(recs[a], scratch);
     uint16_t* l = len + static_cast<size_t>(a) * kMbSlots;
     uint8_t* slots = bits + static_cast<size_t>(a) * kMbSlots * kSlotBytes;
     for (int s = 0; s < kMbSlots; ++s) l[s] = 0;

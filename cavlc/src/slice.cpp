@@ -15,21 +15,37 @@ bool luma_coded(const gpuec_mb& m, int blk) {
   return (m.cbp >> (blk >> 2)) & 1;
 }
 
-// The exact verdict: level_overflow on every coded block. Taken only when some coded level is larger
-// than kMaxSafeAbsLevel in magnitude: none in the captures at QP >= 12, up to a quarter of the
-// macroblocks of synthetic content at QP 0.
+// A 4x4 block's 16 levels from raster to scan order.
+inline void raster_to_scan(const int16_t* raster, int16_t* scan) {
+  for (int i = 0; i < 16; ++i) scan[i] = raster[kRasterOfScan[i]];
+}
+
+// The exact verdict: level_overflow on every coded block, in scan order. Taken only when some coded
+// level is larger than kMaxSafeAbsLevel in magnitude: none in the captures at QP >= 12, up to a quarter
+// of the macroblocks of synthetic content at QP 0. Kept out of line: inlined, its scratch block gave
+// mb_totals a stack frame and more saved registers on the fast path.
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
 bool any_level_overflow(const gpuec_mb& m) {
-  const bool i16 = m.kind == GPUEC_MB_I16x16;
+  const bool i16 = m.kind == GPUEC_MB_I16x16, raster = m.coef_order == GPUEC_COEF_RASTER;
   const int cbp_chroma = m.cbp >> 4;
   const auto& c = m.u.coef;
+  int16_t tmp[16];
+  auto scan = [&](const int16_t* blk) -> const int16_t* {  // valid until the next call
+    if (!raster) return blk;
+    raster_to_scan(blk, tmp);
+    return tmp;
+  };
   bool overflow = false;
   for (int b = 0; b < 16; ++b)
-    if (luma_coded(m, b)) overflow |= i16 ? level_overflow(c.luma[b] + 1, 15) : level_overflow(c.luma[b], 16);
-  if (i16) overflow |= level_overflow(c.luma_dc, 16);
+    if (luma_coded(m, b))
+      overflow |= i16 ? level_overflow(scan(c.luma[b]) + 1, 15) : level_overflow(scan(c.luma[b]), 16);
+  if (i16) overflow |= level_overflow(scan(c.luma_dc), 16);
   if (cbp_chroma)
     for (const auto& dc : c.chroma_dc) overflow |= level_overflow(dc, 4);
   if (cbp_chroma == 2)
-    for (const auto& ac : c.chroma_ac) overflow |= level_overflow(ac + 1, 15);
+    for (const auto& ac : c.chroma_ac) overflow |= level_overflow(scan(ac) + 1, 15);
   return overflow;
 }
 
@@ -100,7 +116,8 @@ inline __m128i luma_totals(const gpuec_mb& m, Range& r) {
 }
 
 // Totals of the blocks of a coded macroblock (kind NORMAL or I16x16, cbp valid) into t; returns
-// whether some coded level is beyond kMaxSafeAbsLevel in magnitude.
+// whether some coded level is beyond kMaxSafeAbsLevel in magnitude. Either coefficient order: counts and
+// magnitudes do not depend on it, and the excluded level [0] of AC blocks is the DC in both.
 bool coded_totals(const gpuec_mb& m, uint8_t t[GPUEC_TC_COUNT]) {
   const auto& c = m.u.coef;
   const bool i16 = m.kind == GPUEC_MB_I16x16;
@@ -152,6 +169,7 @@ inline void scan_block(const int16_t* c, int first, int n, uint8_t* tc, int* max
   *max_abs = big;
 }
 
+// As the SSE2 coded_totals: either coefficient order.
 bool coded_totals(const gpuec_mb& m, uint8_t t[GPUEC_TC_COUNT]) {
   const auto& c = m.u.coef;
   const bool i16 = m.kind == GPUEC_MB_I16x16;
@@ -183,13 +201,26 @@ int mb_totals(const gpuec_mb& m, uint8_t t[GPUEC_TC_COUNT]) {
   if (m.kind > GPUEC_MB_PCM || cbp_chroma > 2 ||
       (m.kind == GPUEC_MB_I16x16 && cbp_luma != 0 && cbp_luma != 15))
     return -1;
-  if (m.kind == GPUEC_MB_SKIP || m.kind == GPUEC_MB_PCM) {
+  if (m.kind == GPUEC_MB_SKIP || m.kind == GPUEC_MB_PCM) {  // coef_order ignored
     const uint8_t v = m.kind == GPUEC_MB_PCM ? 16 : 0;
     for (int i = 0; i < GPUEC_TC_COUNT; ++i) t[i] = v;
     return 0;
   }
+  if (m.coef_order > GPUEC_COEF_RASTER) return -1;
   // No level within kMaxSafeAbsLevel can overflow (cavlc.h), so the exact (slow) check runs only past it.
   return coded_totals(m, t) && any_level_overflow(m) ? 1 : 0;
+}
+
+const gpuec_mb& scan_order_record(const gpuec_mb& m, gpuec_mb& scratch) {
+  if (m.coef_order != GPUEC_COEF_RASTER || (m.kind != GPUEC_MB_NORMAL && m.kind != GPUEC_MB_I16x16)) return m;
+  scratch = m;
+  const auto& c = m.u.coef;
+  auto& d = scratch.u.coef;
+  for (int b = 0; b < 16; ++b) raster_to_scan(c.luma[b], d.luma[b]);
+  for (int b = 0; b < 8; ++b) raster_to_scan(c.chroma_ac[b], d.chroma_ac[b]);
+  raster_to_scan(c.luma_dc, d.luma_dc);
+  scratch.coef_order = GPUEC_COEF_SCAN;
+  return scratch;
 }
 
 namespace {
@@ -249,15 +280,18 @@ int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, 
                      MbTotals* totals, vle::BitWriter& bw) {
   const Neighbours nb{totals, layout.mb_width, SameSlice{layout.first_mb}};
   int64_t pos = layout.skel_start;
+  gpuec_mb scratch;
   for (size_t i = 0; i < n; ++i) {
     const gpuec_mb& m = recs[i];
     if (m.mb_addr != layout.first_mb + static_cast<int>(i) || m.kind > GPUEC_MB_PCM) return -1;
+    const bool coded = m.kind == GPUEC_MB_NORMAL || m.kind == GPUEC_MB_I16x16;
+    if (coded && m.coef_order > GPUEC_COEF_RASTER) return -1;
     if (m.kind != GPUEC_MB_SKIP) {
       if (m.skel_bit < pos || m.skel_bit > layout.skel_end) return -1;
       bw.copy_bits(skel, static_cast<uint64_t>(pos), static_cast<uint64_t>(m.skel_bit - pos));
       pos = m.skel_bit;
     }
-    encode_mb(m, nb, totals[m.mb_addr], bw);
+    encode_mb(scan_order_record(m, scratch), nb, totals[m.mb_addr], bw);
   }
   bw.copy_bits(skel, static_cast<uint64_t>(pos), static_cast<uint64_t>(layout.skel_end - pos));
   return 0;

@@ -20,12 +20,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cavlc/assemble_frame.h"
 #include "cavlc/assemble_frame_cuda.h"
+#include "cavlc/encode_frame_cuda.h"
 #include "cavlc/frame.h"
 #include "cavlc/frame_cuda.h"
 #include "frame_arena.h"
@@ -60,13 +62,32 @@ struct DeviceFrame {
   DevBuf<uint16_t> len;
   DevBuf<cavlc::MbLead> lead;
   DevBuf<cavlc::FrameSlice> slices;
+  DevBuf<int32_t> sid;
   const cavlc_test::FrameArena& f;
 
   explicit DeviceFrame(const cavlc_test::FrameArena& fa)
-      : arena(fa.arena.size()), len(fa.slot_len.size()), lead(fa.lead.size()), slices(fa.slices.size()), f(fa) {}
+      : arena(fa.arena.size()),
+        len(fa.slot_len.size()),
+        lead(fa.lead.size()),
+        slices(fa.slices.size()),
+        sid(fa.slice_id.size()),
+        f(fa) {}
 
   // Uploads everything but the slots (canary there) and codes them. Returns false after a test failure.
   bool code() {
+    if (!upload()) return false;
+    const size_t ws_bytes = cavlc::code_frame_cuda_workspace_bytes(f.w, f.h);
+    DevBuf<uint8_t> ws(ws_bytes);
+    const gpu::CudaError err =
+        cavlc::code_frame_cuda(reinterpret_cast<const gpuec_mb*>(arena.p + f.records_off), f.w, f.h, sid.p,
+                               arena.p + f.slots_off, len.p, ws.p, ws_bytes, nullptr);
+    EXPECT_FALSE(err) << err.str();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return !::testing::Test::HasFailure();
+  }
+
+  // Uploads everything but the slots and their lengths (canary there).
+  bool upload() {
     EXPECT_EQ(cudaMemcpy(arena.p, f.arena.data(), f.arena.size(), cudaMemcpyHostToDevice), cudaSuccess);
     EXPECT_EQ(cudaMemset(arena.p + f.slots_off, kCanary, f.slot_bytes()), cudaSuccess);
     EXPECT_EQ(cudaMemset(len.p, kCanary, f.slot_len.size() * 2), cudaSuccess);
@@ -75,15 +96,7 @@ struct DeviceFrame {
     EXPECT_EQ(cudaMemcpy(slices.p, f.slices.data(), f.slices.size() * sizeof(cavlc::FrameSlice),
                          cudaMemcpyHostToDevice),
               cudaSuccess);
-    DevBuf<int32_t> sid(f.slice_id.size());
     EXPECT_EQ(cudaMemcpy(sid.p, f.slice_id.data(), f.slice_id.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    const size_t ws_bytes = cavlc::code_frame_cuda_workspace_bytes(f.w, f.h);
-    DevBuf<uint8_t> ws(ws_bytes);
-    const gpu::CudaError err =
-        cavlc::code_frame_cuda(reinterpret_cast<const gpuec_mb*>(arena.p + f.records_off), f.w, f.h, sid.p,
-                               arena.p + f.slots_off, len.p, ws.p, ws_bytes, nullptr);
-    EXPECT_FALSE(err) << err.str();
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     return !::testing::Test::HasFailure();
   }
 
@@ -114,20 +127,19 @@ bool reference(cavlc_test::FrameArena& f, Reference* r, const std::string& what)
   return !::testing::Test::HasFailure();
 }
 
-// Runs assemble_frame_cuda with out_bytes (a multiple of 4) of output and compares with the reference; with
+// One GPU assembly of the frame part into out[0, out_bytes), results and total.
+using Launch = std::function<gpu::CudaError(uint8_t* out, uint64_t out_bytes, cavlc::SliceResult* res, uint64_t* total)>;
+
+// Runs `launch` twice with out_bytes (a multiple of 4) of output and compares with the reference; with
 // out_bytes < packed_bytes(total) only the sizes and the untouched bytes past out_bytes are checked.
-void run_and_compare(const DeviceFrame& d, const Reference& ref, uint64_t out_bytes, const std::string& what) {
+void compare_runs(const DeviceFrame& d, const Reference& ref, uint64_t out_bytes, const Launch& launch,
+                  const std::string& what) {
   const cavlc_test::FrameArena& f = d.f;
   const size_t n_slices = f.slices.size();
   const size_t margin = 64;
   DevBuf<uint8_t> out(out_bytes + margin);
   DevBuf<cavlc::SliceResult> res(n_slices);
   DevBuf<uint64_t> total(1);
-  const size_t ws_bytes = cavlc::assemble_frame_cuda_workspace_bytes(f.n_mbs, static_cast<int>(n_slices));
-  ASSERT_GT(ws_bytes, 0u);
-  DevBuf<uint8_t> ws(ws_bytes);
-  ASSERT_EQ(cudaMemset(ws.p, 0x5C, ws_bytes), cudaSuccess);  // any contents
-  const cavlc::FrameAssembly in = d.view();
   std::vector<uint8_t> got(out_bytes + margin);
   std::vector<cavlc::SliceResult> got_res(n_slices);
   const bool fits = vle::packed_bytes(ref.total) <= out_bytes;
@@ -135,7 +147,7 @@ void run_and_compare(const DeviceFrame& d, const Reference& ref, uint64_t out_by
     ASSERT_EQ(cudaMemset(out.p, kCanary, out_bytes + margin), cudaSuccess);
     ASSERT_EQ(cudaMemset(res.p, 0xEE, n_slices * sizeof(cavlc::SliceResult)), cudaSuccess);
     ASSERT_EQ(cudaMemset(total.p, 0xEE, 8), cudaSuccess);
-    const gpu::CudaError err = cavlc::assemble_frame_cuda(in, out.p, out_bytes, res.p, total.p, ws.p, ws_bytes, nullptr);
+    const gpu::CudaError err = launch(out.p, out_bytes, res.p, total.p);
     ASSERT_FALSE(err) << what << ": " << err.str();
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
     uint64_t got_total = 0;
@@ -168,12 +180,81 @@ void run_and_compare(const DeviceFrame& d, const Reference& ref, uint64_t out_by
   }
 }
 
+// assemble_frame_cuda on the slots code_frame_cuda wrote (d.code()), a workspace of garbage.
+void run_and_compare(const DeviceFrame& d, const Reference& ref, uint64_t out_bytes, const std::string& what) {
+  const size_t ws_bytes = cavlc::assemble_frame_cuda_workspace_bytes(d.f.n_mbs, static_cast<int>(d.f.slices.size()));
+  ASSERT_GT(ws_bytes, 0u);
+  DevBuf<uint8_t> ws(ws_bytes);
+  ASSERT_EQ(cudaMemset(ws.p, 0x5C, ws_bytes), cudaSuccess);  // any contents
+  const cavlc::FrameAssembly in = d.view();
+  compare_runs(d, ref, out_bytes,
+               [&](uint8_t* out, uint64_t ob, cavlc::SliceResult* res, uint64_t* total) {
+                 return cavlc::assemble_frame_cuda(in, out, ob, res, total, ws.p, ws_bytes, nullptr);
+               },
+               what);
+}
+
+// One encode_frame_cuda workspace for the whole test program, zeroed once when it grows: every call must
+// leave it ready for the next one (different frame sizes, variants and slice layouts in between).
+struct EncodeWorkspace {
+  uint8_t* p = nullptr;
+  size_t bytes = 0;
+  uint8_t* get(size_t need) {
+    if (need > bytes) {
+      cudaFree(p);
+      p = nullptr;
+      bytes = 0;
+      if (cudaMalloc(reinterpret_cast<void**>(&p), need) != cudaSuccess) return nullptr;
+      if (cavlc::encode_frame_cuda_workspace_clear(p, need, nullptr)) return nullptr;
+      bytes = need;
+    }
+    return p;
+  }
+};
+EncodeWorkspace& encode_workspace() {
+  static EncodeWorkspace w;
+  return w;
+}
+
+constexpr cavlc::FrameCudaVariant kEncodeVariants[] = {cavlc::FrameCudaVariant::kFused,
+                                                       cavlc::FrameCudaVariant::kTwoPass};
+
+// encode_frame_cuda (coding and assembly in one submission) from the uploaded frame (d.upload()): the slots
+// and their lengths are canary-filled before every run.
+void run_encode_and_compare(const DeviceFrame& d, const Reference& ref, uint64_t out_bytes,
+                            cavlc::FrameCudaVariant v, const std::string& what) {
+  const cavlc_test::FrameArena& f = d.f;
+  const size_t ws_bytes = cavlc::encode_frame_cuda_workspace_bytes(f.n_mbs);
+  ASSERT_GT(ws_bytes, 0u);
+  uint8_t* ws = encode_workspace().get(ws_bytes);
+  ASSERT_NE(ws, nullptr);
+  const cavlc::FrameAssembly in = d.view();
+  compare_runs(d, ref, out_bytes,
+               [&](uint8_t* out, uint64_t ob, cavlc::SliceResult* res, uint64_t* total) {
+                 EXPECT_EQ(cudaMemset(d.arena.p + f.slots_off, kCanary, f.slot_bytes()), cudaSuccess);
+                 EXPECT_EQ(cudaMemset(d.len.p, kCanary, f.slot_len.size() * 2), cudaSuccess);
+                 return cavlc::encode_frame_cuda(v, in, f.w, d.sid.p, d.len.p, out, ob, res, total, ws,
+                                                 encode_workspace().bytes, nullptr);
+               },
+               what + ", encode_frame_cuda " + cavlc::frame_cuda_variant_name(v));
+}
+
+// The frame part through both GPU paths: code_frame_cuda + assemble_frame_cuda, and encode_frame_cuda
+// (every variant). n_mbs must be a multiple of f.w for the latter (always here: whole frames).
+void check_all(DeviceFrame& d, const Reference& ref, uint64_t out_bytes, const std::string& what) {
+  if (!d.code()) return;
+  run_and_compare(d, ref, out_bytes, what);
+  for (cavlc::FrameCudaVariant v : kEncodeVariants) {
+    if (::testing::Test::HasFailure()) return;
+    run_encode_and_compare(d, ref, out_bytes, v, what);
+  }
+}
+
 void check_frame(cavlc_test::FrameArena& f, const std::string& what) {
   Reference ref;
   if (!reference(f, &ref, what)) return;
   DeviceFrame d(f);
-  if (!d.code()) return;
-  run_and_compare(d, ref, vle::packed_bytes(f.bound_bits()), what);
+  check_all(d, ref, vle::packed_bytes(f.bound_bits()), what);
 }
 
 std::string size_name(int w, int h) { return std::to_string(w) + "x" + std::to_string(h) + " MBs"; }
@@ -275,7 +356,12 @@ TEST(CavlcAssembleFrameCuda, SmallOutputBuffer) {
   if (!d.code()) return;
   for (uint64_t out_bytes : {uint64_t{0}, uint64_t{4}, uint64_t{ref.out.size() / 2 & ~size_t{3}},
                              uint64_t{ref.out.size() - 4}, uint64_t{ref.out.size()}}) {
-    run_and_compare(d, ref, out_bytes, "out_bytes " + std::to_string(out_bytes) + " of " + std::to_string(ref.out.size()));
+    const std::string what = "out_bytes " + std::to_string(out_bytes) + " of " + std::to_string(ref.out.size());
+    run_and_compare(d, ref, out_bytes, what);
+    for (cavlc::FrameCudaVariant v : kEncodeVariants) {
+      if (HasFailure()) return;
+      run_encode_and_compare(d, ref, out_bytes, v, what);
+    }
     if (HasFailure()) return;
   }
 }
@@ -328,6 +414,56 @@ TEST(CavlcAssembleFrameCuda, RejectsArgumentsOutOfContract) {
   bad = good;
   bad.slices = nullptr;
   EXPECT_TRUE(call(bad, out.p, 1024, ws.p, ws_bytes));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+TEST(CavlcEncodeFrameCuda, RejectsArgumentsOutOfContract) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 6);
+  cavlc_test::FrameArena f =
+      cavlc_test::make_frame_arena(rng, 2, 2, cavlc_test::random_frame(rng, 4, 30), {{0, 2}, {2, 2}}, 10);
+  DeviceFrame d(f);
+  ASSERT_TRUE(d.upload());
+  const size_t ws_bytes = cavlc::encode_frame_cuda_workspace_bytes(4);
+  ASSERT_GT(ws_bytes, 0u);
+  EXPECT_EQ(cavlc::encode_frame_cuda_workspace_bytes(0), 0u);
+  DevBuf<uint8_t> ws(ws_bytes), out(1024);
+  ASSERT_FALSE(cavlc::encode_frame_cuda_workspace_clear(ws.p, ws_bytes, nullptr));
+  DevBuf<cavlc::SliceResult> res(2);
+  DevBuf<uint64_t> total(1);
+  const cavlc::FrameAssembly good = d.view();
+  using V = cavlc::FrameCudaVariant;
+  auto call = [&](V v, const cavlc::FrameAssembly& in, int w, uint16_t* len, uint8_t* o, uint64_t ob, void* wsp,
+                  size_t wb) {
+    return static_cast<bool>(cavlc::encode_frame_cuda(v, in, w, d.sid.p, len, o, ob, res.p, total.p, wsp, wb, nullptr));
+  };
+  EXPECT_FALSE(call(V::kFused, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  EXPECT_FALSE(call(V::kTwoPass, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(call(V::kFusedPersistent, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  EXPECT_TRUE(call(V::kFused, good, 3, d.len.p, out.p, 1024, ws.p, ws_bytes));  // 4 MBs are not rows of 3
+  EXPECT_TRUE(call(V::kFused, good, 0, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  EXPECT_TRUE(call(V::kFused, good, 2, d.len.p + 2, out.p, 1024, ws.p, ws_bytes));  // slot_len != in.slot_len
+  EXPECT_TRUE(call(V::kFused, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes - 1));
+  EXPECT_TRUE(call(V::kFused, good, 2, d.len.p, out.p, 1024, ws.p + 16, ws_bytes));
+  EXPECT_TRUE(call(V::kFused, good, 2, d.len.p, out.p + 2, 1020, ws.p, ws_bytes));
+  EXPECT_TRUE(call(V::kFused, good, 2, d.len.p, out.p, 1022, ws.p, ws_bytes));
+  EXPECT_TRUE(call(V::kFused, good, 2, d.len.p, nullptr, 1024, ws.p, ws_bytes));
+  EXPECT_TRUE(cavlc::encode_frame_cuda(V::kFused, good, 2, nullptr, d.len.p, out.p, 1024, res.p, total.p, ws.p,
+                                       ws_bytes, nullptr));
+  cavlc::FrameAssembly bad = good;
+  bad.slots_bit += 8;  // slots not 32-bit aligned
+  EXPECT_TRUE(call(V::kFused, bad, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  bad = good;
+  bad.records_bit += 256;  // records not at arena + records_bit / 8
+  EXPECT_TRUE(call(V::kFused, bad, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  bad = good;
+  bad.records = reinterpret_cast<const gpuec_mb*>(reinterpret_cast<const uint8_t*>(good.records) + 8);
+  bad.records_bit += 64;  // consistent with the arena but not 32-byte aligned
+  EXPECT_TRUE(call(V::kFused, bad, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  bad = good;
+  bad.n_slices = 0;
+  EXPECT_TRUE(call(V::kFused, bad, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
@@ -408,8 +544,7 @@ TEST(CavlcAssembleFrameCuda, RealCaptures) {
             << what << " slice " << k;
       }
       DeviceFrame d(f);
-      if (!d.code()) return;
-      run_and_compare(d, ref, vle::packed_bytes(f.bound_bits()), what);
+      check_all(d, ref, vle::packed_bytes(f.bound_bits()), what);
       if (HasFailure()) return;
       k0 += f.slices.size();
       nslices += f.slices.size();

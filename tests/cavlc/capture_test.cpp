@@ -1,7 +1,9 @@
 // Real macroblock data (captures of the patched x264, tools/make-captures.sh) through the frame
 // path: code_frame_ref + assemble_slice_ref must give exactly the slices the stage produced during
 // the encode (bit count and hash recorded in the capture), and the CAVLCU kernel (every variant)
-// must fill the same slots as code_frame_ref. Captures: every *.cap or *.cap.xz in $GPUEC_CAPTURES
+// must fill the same slots as code_frame_ref. Each frame also goes through both coders as a random mix of
+// scan- and raster-order records (tests/cavlc/raster.h, cavlc/mb.h coef_order), which must give the
+// scan-order frame's slots. Captures: every *.cap or *.cap.xz in $GPUEC_CAPTURES
 // (default $GPUEC_SHARED_DIR/captures). Frames: a slice with first_mb 0 starts a frame (captures of
 // --threads 1 encodes).
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "cavlc/frame.h"
 #include "gpu/device.h"
 #include "gpuec/capture.h"
+#include "raster.h"
 #include "vle/bitwriter.h"
 #ifdef GPUEC_CAPTURE_TEST_CUDA
 #include <cuda_runtime_api.h>
@@ -83,12 +87,22 @@ TEST(CavlcCapture, FramePathReproducesTheStageOutput) {
   if (capture_files().empty())
     GTEST_SKIP() << "skipped: no captures in " << captures_dir() << " (tools/make-captures.sh)";
   size_t nframes = 0, nslices = 0;
+  std::mt19937 rng(1);
   const size_t nfiles = for_each_frame([&](const std::string& path, const Frame& f) {
       const int nmb = f.mb_width * f.mb_height;
       std::vector<uint8_t> bits(static_cast<size_t>(nmb) * cavlc::kMbSlots * cavlc::kSlotBytes);
       std::vector<uint16_t> len(static_cast<size_t>(nmb) * cavlc::kMbSlots);
       ASSERT_EQ(cavlc::code_frame_ref(f.recs.data(), f.mb_width, f.mb_height, f.slice_id.data(), bits.data(),
                                       len.data()), 0) << path;
+      {  // the frame with raster-order records mixed in: the same slots
+        const std::vector<gpuec_mb> mixed = cavlc_test::mixed_orders(f.recs, rng);
+        std::vector<uint8_t> mixed_bits(bits.size());
+        std::vector<uint16_t> mixed_len(len.size());
+        ASSERT_EQ(cavlc::code_frame_ref(mixed.data(), f.mb_width, f.mb_height, f.slice_id.data(), mixed_bits.data(),
+                                        mixed_len.data()), 0) << path;
+        ASSERT_TRUE(mixed_len == len) << path << " frame " << nframes << ": raster-order records, lengths differ";
+        ASSERT_TRUE(mixed_bits == bits) << path << " frame " << nframes << ": raster-order records, slots differ";
+      }
       int first = 0;
       for (const gpuec::CapturedSlice* s : f.slices) {
         const int last = first + static_cast<int>(s->recs.size()) - 1;
@@ -117,8 +131,10 @@ TEST(CavlcCaptureCuda, KernelMatchesTheCpuTwinOnRealFrames) {
   if (gpu::device_count(&why) == 0) GTEST_SKIP() << "skipped: " << why;
   if (capture_files().empty()) GTEST_SKIP() << "skipped: no captures in " << captures_dir();
   size_t nframes = 0;
+  std::mt19937 rng(1);
   const size_t nfiles = for_each_frame([&](const std::string& path, const Frame& f) {
       const int nmb = f.mb_width * f.mb_height;
+      const std::vector<gpuec_mb> mixed = cavlc_test::mixed_orders(f.recs, rng);  // scan and raster records
       const size_t nbits = static_cast<size_t>(nmb) * cavlc::kMbSlots * cavlc::kSlotBytes;
       const size_t nlen = static_cast<size_t>(nmb) * cavlc::kMbSlots;
       std::vector<uint8_t> ref(nbits, 0xA5);
@@ -132,27 +148,31 @@ TEST(CavlcCaptureCuda, KernelMatchesTheCpuTwinOnRealFrames) {
       ASSERT_EQ(cudaMalloc(&d_bits, nbits), cudaSuccess);
       ASSERT_EQ(cudaMalloc(&d_len, nlen * 2), cudaSuccess);
       ASSERT_EQ(cudaMalloc(&d_ws, ws), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(d_recs, f.recs.data(), f.recs.size() * sizeof(gpuec_mb), cudaMemcpyHostToDevice), cudaSuccess);
       ASSERT_EQ(cudaMemcpy(d_ids, f.slice_id.data(), f.slice_id.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-      for (cavlc::FrameCudaVariant v : {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass}) {
-        ASSERT_EQ(cudaMemset(d_bits, 0xA5, nbits), cudaSuccess);
-        ASSERT_EQ(cudaMemset(d_len, 0xEF, nlen * 2), cudaSuccess);
-        const gpu::CudaError e = cavlc::code_frame_cuda_variant(
-            v, static_cast<const gpuec_mb*>(d_recs), f.mb_width, f.mb_height, static_cast<const int32_t*>(d_ids),
-            static_cast<uint8_t*>(d_bits), static_cast<uint16_t*>(d_len), d_ws, ws, nullptr);
-        ASSERT_FALSE(e) << e.str();
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        std::vector<uint8_t> got(nbits);
-        std::vector<uint16_t> got_len(nlen);
-        ASSERT_EQ(cudaMemcpy(got.data(), d_bits, nbits, cudaMemcpyDeviceToHost), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(got_len.data(), d_len, nlen * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-        for (size_t s = 0; s < nlen; ++s) {
-          ASSERT_EQ(got_len[s], ref_len[s]) << path << " frame " << nframes << " mb " << s / cavlc::kMbSlots
-                                            << " slot " << s % cavlc::kMbSlots << " variant " << int(v);
-          const size_t used = (ref_len[s] + 31u) / 32u * 4u;
-          ASSERT_TRUE(std::equal(ref.begin() + s * cavlc::kSlotBytes, ref.begin() + s * cavlc::kSlotBytes + used,
-                                 got.begin() + s * cavlc::kSlotBytes))
-              << path << " frame " << nframes << " mb " << s / cavlc::kMbSlots << " slot " << s % cavlc::kMbSlots;
+      for (const std::vector<gpuec_mb>* in : {&f.recs, &mixed}) {
+        ASSERT_EQ(cudaMemcpy(d_recs, in->data(), in->size() * sizeof(gpuec_mb), cudaMemcpyHostToDevice), cudaSuccess);
+        for (cavlc::FrameCudaVariant v : {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass}) {
+          ASSERT_EQ(cudaMemset(d_bits, 0xA5, nbits), cudaSuccess);
+          ASSERT_EQ(cudaMemset(d_len, 0xEF, nlen * 2), cudaSuccess);
+          const gpu::CudaError e = cavlc::code_frame_cuda_variant(
+              v, static_cast<const gpuec_mb*>(d_recs), f.mb_width, f.mb_height, static_cast<const int32_t*>(d_ids),
+              static_cast<uint8_t*>(d_bits), static_cast<uint16_t*>(d_len), d_ws, ws, nullptr);
+          ASSERT_FALSE(e) << e.str();
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          std::vector<uint8_t> got(nbits);
+          std::vector<uint16_t> got_len(nlen);
+          ASSERT_EQ(cudaMemcpy(got.data(), d_bits, nbits, cudaMemcpyDeviceToHost), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(got_len.data(), d_len, nlen * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+          for (size_t s = 0; s < nlen; ++s) {
+            ASSERT_EQ(got_len[s], ref_len[s]) << path << " frame " << nframes << " mb " << s / cavlc::kMbSlots
+                                              << " slot " << s % cavlc::kMbSlots << " variant " << int(v)
+                                              << (in == &mixed ? ", scan / raster mix" : "");
+            const size_t used = (ref_len[s] + 31u) / 32u * 4u;
+            ASSERT_TRUE(std::equal(ref.begin() + s * cavlc::kSlotBytes, ref.begin() + s * cavlc::kSlotBytes + used,
+                                   got.begin() + s * cavlc::kSlotBytes))
+                << path << " frame " << nframes << " mb " << s / cavlc::kMbSlots << " slot " << s % cavlc::kMbSlots
+                << (in == &mixed ? ", scan / raster mix" : "");
+          }
         }
       }
       cudaFree(d_recs); cudaFree(d_ids); cudaFree(d_bits); cudaFree(d_len); cudaFree(d_ws);

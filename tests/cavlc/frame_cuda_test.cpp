@@ -3,7 +3,9 @@
 // keep the canary), workspace filled with garbage first. Blocks: x264-like sparse statistics, all-zero
 // coded blocks, 16 non-zero blocks, levels up to the overflow limit, every nC range and category,
 // skipped and I_PCM macroblocks. Frames: 1x1 up to 2160p with 1, 2, 7 slices, a slice per row, slices
-// starting mid-row and random per-macroblock slice ids.
+// starting mid-row and random per-macroblock slice ids. Coefficient order (cavlc/mb.h coef_order): frames
+// whose records are a random mix of scan and raster order (tests/cavlc/raster.h) must give the output of
+// code_frame_ref on the all-scan frame; out-of-range coef_order values stay inside the output arrays.
 // Seed: printed; set it with --seed=N or GPUEC_SEED=N. Under compute-sanitizer frames are kept small.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -24,6 +26,7 @@
 #include "cavlc/slice.h"
 #include "gpu/device.h"
 #include "random_mb.h"
+#include "raster.h"
 
 namespace {
 
@@ -38,48 +41,6 @@ using gpuec_test::under_sanitizer;
 
 const cavlc::FrameCudaVariant kVariants[] = {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass,
                                              cavlc::FrameCudaVariant::kFusedPersistent};
-
-// Extreme blocks: all-zero coded blocks, 16 (15, 4) non-zero blocks, runs of +-1 (trailing ones), levels
-// up to +-2063 (the largest magnitude that never overflows, cavlc.cpp kMinOverflowAbsLevel - 1), and
-// the escape boundaries of every suffixLength.
-void extreme_block(std::mt19937& rng, int16_t* c, int n) {
-  const int mode = static_cast<int>(rng() % 6);
-  for (int i = 0; i < n; ++i) {
-    int v = 0;
-    switch (mode) {
-      case 0: v = 0; break;                                                          // coded, empty
-      case 1: v = 1 + static_cast<int>(rng() % 4); break;                            // all non-zero
-      case 2: v = rng() % 3 ? 1 : 0; break;                                          // +-1 patterns
-      case 3: v = rng() % 2 ? 2063 - static_cast<int>(rng() % 8) : 0; break;         // huge
-      case 4: {                                                                      // escape edges
-        static const int kEdges[] = {1, 2, 3, 7, 8, 14, 15, 16, 22, 23, 30, 45, 46, 47, 48, 94, 95, 96, 190, 191, 192, 382, 383, 1000, 2047, 2048, 2063};
-        v = rng() % 4 ? kEdges[rng() % (sizeof kEdges / sizeof kEdges[0])] : 0;
-        break;
-      }
-      default: v = rng() % 5 == 0 ? 1 + static_cast<int>(rng() % 2063) : 0; break;  // sparse, any size
-    }
-    c[i] = static_cast<int16_t>(rng() % 2 ? v : -v);
-  }
-}
-
-gpuec_mb extreme_mb(std::mt19937& rng, int addr) {
-  gpuec_mb m = cavlc_test::random_mb(rng, addr, 30);
-  if (m.kind != GPUEC_MB_NORMAL && m.kind != GPUEC_MB_I16x16) return m;
-  auto& c = m.u.coef;
-  const bool i16 = m.kind == GPUEC_MB_I16x16;
-  std::memset(&m.u, 0, sizeof m.u);
-  const int cbp_chroma = static_cast<int>(rng() % 3);
-  const int cbp_luma = i16 ? (rng() % 4 ? 15 : 0) : static_cast<int>(rng() % 16);
-  for (int b = 0; b < 16; ++b)
-    if ((cbp_luma >> (b >> 2)) & 1) extreme_block(rng, i16 ? c.luma[b] + 1 : c.luma[b], i16 ? 15 : 16);
-  if (i16) extreme_block(rng, c.luma_dc, 16);
-  if (cbp_chroma)
-    for (auto& dc : c.chroma_dc) extreme_block(rng, dc, 4);
-  if (cbp_chroma == 2)
-    for (auto& ac : c.chroma_ac) extreme_block(rng, ac + 1, 15);
-  m.cbp = static_cast<uint8_t>(cbp_luma | cbp_chroma << 4);
-  return m;
-}
 
 enum class Layout { kOne, kTwo, kSeven, kPerRow, kRandomIds };
 const char* layout_name(Layout l) {
@@ -119,8 +80,10 @@ struct DevBuf {
 };
 
 // Runs every variant on the frame and compares with code_frame_ref; reports the first differing slot.
+// With device_recs the kernel codes those instead (the same frame in other coefficient orders), still
+// against code_frame_ref on recs.
 void check_frame(const std::vector<gpuec_mb>& recs, int w, int h, const std::vector<int32_t>& sid,
-                 const std::string& what) {
+                 const std::string& what, const std::vector<gpuec_mb>* device_recs = nullptr) {
   const int n = w * h;
   const size_t nslots = static_cast<size_t>(n) * cavlc::kMbSlots;
   std::vector<uint8_t> ref_bits(nslots * cavlc::kSlotBytes, kCanary);
@@ -134,7 +97,9 @@ void check_frame(const std::vector<gpuec_mb>& recs, int w, int h, const std::vec
   const size_t ws_bytes = cavlc::code_frame_cuda_workspace_bytes(w, h);
   ASSERT_GT(ws_bytes, 0u);
   DevBuf<uint8_t> d_ws(ws_bytes);
-  ASSERT_EQ(cudaMemcpy(d_recs.p, recs.data(), n * sizeof(gpuec_mb), cudaMemcpyHostToDevice), cudaSuccess);
+  const std::vector<gpuec_mb>& dev = device_recs ? *device_recs : recs;
+  ASSERT_EQ(dev.size(), recs.size());
+  ASSERT_EQ(cudaMemcpy(d_recs.p, dev.data(), n * sizeof(gpuec_mb), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(d_sid.p, sid.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemset(d_ws.p, 0x5C, ws_bytes), cudaSuccess);  // any contents
 
@@ -172,7 +137,8 @@ void check_frame(const std::vector<gpuec_mb>& recs, int w, int h, const std::vec
                << ": len ref " << ref_len[s] << " got " << len[s] << ", first differing byte " << byte
                << " (ref 0x" << std::hex << int(byte < cavlc::kSlotBytes ? rb[byte] : 0) << " got 0x"
                << int(byte < cavlc::kSlotBytes ? gb[byte] : 0) << std::dec << "); mb kind " << int(recs[a].kind)
-               << " cbp 0x" << std::hex << int(recs[a].cbp) << std::dec << " slice " << sid[a] << " totals "
+               << " cbp 0x" << std::hex << int(recs[a].cbp) << std::dec << " coef_order " << int(dev[a].coef_order)
+               << " slice " << sid[a] << " totals "
                << totals(a) << "; " << nb;
       }
     }
@@ -198,7 +164,7 @@ TEST(CavlcFrameCuda, ExtremeBlocks) {
   const int w = 22, h = 18;
   for (int round = 0; round < (under_sanitizer() ? 2 : 8); ++round) {
     std::vector<gpuec_mb> recs;
-    for (int a = 0; a < w * h; ++a) recs.push_back(extreme_mb(rng, a));
+    for (int a = 0; a < w * h; ++a) recs.push_back(cavlc_test::extreme_mb(rng, a));
     check_frame(recs, w, h, slice_ids(Layout::kOne, w, h, rng), "extreme blocks round " + std::to_string(round));
     if (HasFailure()) return;
   }
@@ -209,21 +175,7 @@ TEST(CavlcFrameCuda, DenseFramesReachEveryNcTable) {
   std::mt19937 rng(test_seed() + 2);
   const int w = 22, h = 18;
   std::vector<gpuec_mb> recs;
-  for (int a = 0; a < w * h; ++a) {  // all coded, mostly 16 non-zero: nC 8..16
-    gpuec_mb m;
-    std::memset(&m, 0, sizeof m);
-    m.mb_addr = a;
-    m.kind = a % 5 ? GPUEC_MB_NORMAL : GPUEC_MB_I16x16;
-    auto& c = m.u.coef;
-    for (int b = 0; b < 16; ++b)
-      cavlc_test::random_block(rng, m.kind == GPUEC_MB_I16x16 ? c.luma[b] + 1 : c.luma[b],
-                               m.kind == GPUEC_MB_I16x16 ? 15 : 16, 100, rng() % 3 != 0, false);
-    cavlc_test::random_block(rng, c.luma_dc, 16, 100, true, false);
-    for (auto& dc : c.chroma_dc) cavlc_test::random_block(rng, dc, 4, 100, true, false);
-    for (auto& ac : c.chroma_ac) cavlc_test::random_block(rng, ac + 1, 15, 100, true, false);
-    m.cbp = 0x2F;
-    recs.push_back(m);
-  }
+  for (int a = 0; a < w * h; ++a) recs.push_back(cavlc_test::dense_mb(rng, a));  // nC 8..16
   check_frame(recs, w, h, slice_ids(Layout::kOne, w, h, rng), "dense");
 }
 
@@ -240,6 +192,85 @@ TEST(CavlcFrameCuda, FrameSizesAndSliceLayouts) {
                   std::to_string(s.w) + "x" + std::to_string(s.h) + " MBs, " + layout_name(l));
       if (HasFailure()) return;
     }
+  }
+}
+
+// Random mixes of scan- and raster-order records (and all-raster frames) give the all-scan frame's
+// code_frame_ref output: x264-like frames (I16x16 and chroma AC included), extreme and dense blocks,
+// every slice layout, a few sizes.
+TEST(CavlcFrameCuda, MixedScanAndRasterRecords) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 4);
+  struct Frame {
+    std::string name;
+    int w, h;
+    std::vector<gpuec_mb> recs;
+  };
+  std::vector<Frame> frames;
+  for (int density : {5, 30, 100}) frames.push_back({"CIF density " + std::to_string(density), 22, 18,
+                                                      cavlc_test::random_frame(rng, 22 * 18, density)});
+  Frame extreme{"CIF extreme blocks", 22, 18, {}}, dense{"CIF dense", 22, 18, {}};
+  for (int a = 0; a < 22 * 18; ++a) extreme.recs.push_back(cavlc_test::extreme_mb(rng, a));
+  for (int a = 0; a < 22 * 18; ++a) dense.recs.push_back(cavlc_test::dense_mb(rng, a));
+  frames.push_back(std::move(extreme));
+  frames.push_back(std::move(dense));
+  frames.push_back({"1x1", 1, 1, cavlc_test::random_frame(rng, 1, 60)});
+  frames.push_back({"7x3", 7, 3, cavlc_test::random_frame(rng, 21, 40)});
+  if (!under_sanitizer()) frames.push_back({"720p", 80, 45, cavlc_test::random_frame(rng, 80 * 45, 20)});
+  int moved = 0;
+  for (const Frame& f : frames) {
+    for (const auto& m : f.recs) moved += cavlc_test::raster_differs(m);
+    for (Layout l : {Layout::kOne, Layout::kTwo, Layout::kSeven, Layout::kPerRow, Layout::kRandomIds}) {
+      const std::vector<int32_t> sid = slice_ids(l, f.w, f.h, rng);
+      const std::string what = f.name + ", " + layout_name(l);
+      const std::vector<gpuec_mb> mixed = cavlc_test::mixed_orders(f.recs, rng);
+      check_frame(f.recs, f.w, f.h, sid, what + ", mixed scan / raster", &mixed);
+      if (HasFailure()) return;
+      if (l == Layout::kOne || l == Layout::kRandomIds) {
+        const std::vector<gpuec_mb> raster = cavlc_test::mixed_orders(f.recs, rng, 100);
+        check_frame(f.recs, f.w, f.h, sid, what + ", all raster", &raster);
+        if (HasFailure()) return;
+      }
+    }
+  }
+  EXPECT_GT(moved, 1000);  // the raster copies do move levels: a kernel that ignored the order would fail
+}
+
+// A coef_order other than scan (0) and raster (1) makes a record malformed: the output is unspecified
+// (cavlc/frame_cuda.h) but the kernel does not fault and writes nothing past the bits / len arrays
+// (canary-filled guard bands behind them; compute-sanitizer sees the rest).
+TEST(CavlcFrameCuda, OutOfRangeCoefOrderStaysInBounds) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 5);
+  const int w = 22, h = 18, n = w * h;
+  std::vector<gpuec_mb> recs;
+  for (int a = 0; a < n; ++a) recs.push_back(a % 2 ? cavlc_test::extreme_mb(rng, a) : cavlc_test::dense_mb(rng, a));
+  for (auto& m : recs) m.coef_order = static_cast<uint8_t>(2 + rng() % 254);
+  const std::vector<int32_t> sid = slice_ids(Layout::kSeven, w, h, rng);
+  const size_t nslots = static_cast<size_t>(n) * cavlc::kMbSlots;
+  DevBuf<gpuec_mb> d_recs(static_cast<size_t>(n));
+  DevBuf<int32_t> d_sid(static_cast<size_t>(n));
+  DevBuf<uint8_t> d_bits(nslots * cavlc::kSlotBytes + 4096);  // the slots, then a guard band
+  DevBuf<uint16_t> d_len(nslots + 2048);
+  const size_t ws_bytes = cavlc::code_frame_cuda_workspace_bytes(w, h);
+  DevBuf<uint8_t> d_ws(ws_bytes);
+  ASSERT_EQ(cudaMemcpy(d_recs.p, recs.data(), n * sizeof(gpuec_mb), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(d_sid.p, sid.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice), cudaSuccess);
+  std::vector<uint8_t> bits(nslots * cavlc::kSlotBytes + 4096);
+  std::vector<uint16_t> len(nslots + 2048);
+  for (const auto v : kVariants) {
+    ASSERT_EQ(cudaMemset(d_bits.p, kCanary, bits.size()), cudaSuccess);
+    ASSERT_EQ(cudaMemset(d_len.p, kCanary, len.size() * 2), cudaSuccess);
+    const gpu::CudaError err =
+        cavlc::code_frame_cuda_variant(v, d_recs.p, w, h, d_sid.p, d_bits.p, d_len.p, d_ws.p, ws_bytes, nullptr);
+    ASSERT_FALSE(err) << err.str();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cavlc::frame_cuda_variant_name(v);
+    ASSERT_EQ(cudaMemcpy(bits.data(), d_bits.p, bits.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(len.data(), d_len.p, len.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = nslots * cavlc::kSlotBytes; i < bits.size(); ++i)
+      ASSERT_EQ(bits[i], kCanary) << cavlc::frame_cuda_variant_name(v) << ": guard byte " << i;
+    for (size_t i = nslots; i < len.size(); ++i)
+      ASSERT_EQ(len[i], kLenCanary) << cavlc::frame_cuda_variant_name(v) << ": guard len " << i;
   }
 }
 

@@ -6,6 +6,10 @@
 // kMaxSafeAbsLevel): bound, bound + 1, the first overflowing level codes, 32767 and -32768, at every
 // position of every block with every TotalCoeff and TrailingOnes.
 //
+// Every record is checked twice: as given (scan order) and as its raster-order copy (tests/cavlc/raster.h,
+// cavlc/mb.h GPUEC_COEF_RASTER), which must give the reference's result on the scan-order record: the same
+// totals and, near the overflow bound, the same exact level_overflow verdict.
+//
 // Built twice (tests/cavlc/CMakeLists.txt): against gpuec_cavlc (SSE2 on x86-64) and against a copy of
 // the coder compiled with GPUEC_NO_SIMD (the portable code).
 #include <gtest/gtest.h>
@@ -20,8 +24,9 @@
 
 #include "cavlc/cavlc.h"
 #include "cavlc/slice.h"
-#include "totals_twin.h"
 #include "random_mb.h"
+#include "raster.h"
+#include "totals_twin.h"
 #include "test_seed.h"
 
 // Separate test names for the two builds (CTest registers both).
@@ -42,13 +47,13 @@ std::string dump(const int16_t* c, int n) {
   return s;
 }
 
-// The record's state for a failure message: kind, cbp and every block's 16 levels.
+// The record's state for a failure message: kind, cbp, coefficient order and every block's 16 levels.
 std::string describe(const gpuec_mb& m) {
   std::string s = "kind " + std::to_string(m.kind) + " cbp 0x" + [&] {
     char b[8];
     std::snprintf(b, sizeof b, "%02x", m.cbp);
     return std::string(b);
-  }() + "\n";
+  }() + " coef_order " + std::to_string(m.coef_order) + "\n";
   if (m.kind == GPUEC_MB_SKIP || m.kind == GPUEC_MB_PCM) return s;
   const auto& c = m.u.coef;
   for (int b = 0; b < 16; ++b) s += "  luma[" + std::to_string(b) + "] " + dump(c.luma[b], 16) + "\n";
@@ -58,15 +63,11 @@ std::string describe(const gpuec_mb& m) {
   return s;
 }
 
-// Runs both on m; on a difference reports the first differing field and the record. Returns whether
-// they agree. *verdict (when given) receives the reference's return value.
-bool same_as_ref(const gpuec_mb& m, int* verdict = nullptr) {
-  uint8_t want[GPUEC_TC_COUNT], got[GPUEC_TC_COUNT];
-  std::memset(want, kCanary, sizeof want);
+// mb_totals on m against the reference's result; on a difference reports the first differing field.
+bool matches(const gpuec_mb& m, int r_want, const uint8_t (&want)[GPUEC_TC_COUNT]) {
+  uint8_t got[GPUEC_TC_COUNT];
   std::memset(got, kCanary, sizeof got);
-  const int r_want = cavlc_test::mb_totals_twin(m, want);
   const int r_got = cavlc::mb_totals(m, got);
-  if (verdict) *verdict = r_want;
   if (r_want != r_got) {
     ADD_FAILURE() << "mb_totals returns " << r_got << ", the reference " << r_want << " for " << describe(m);
     return false;
@@ -78,6 +79,17 @@ bool same_as_ref(const gpuec_mb& m, int* verdict = nullptr) {
       return false;
     }
   return true;
+}
+
+// Runs the reference on m (scan order) and mb_totals on m and on its raster-order copy; on a difference
+// reports the first differing field and the record. Returns whether all agree. *verdict (when given)
+// receives the reference's return value.
+bool same_as_ref(const gpuec_mb& m, int* verdict = nullptr) {
+  uint8_t want[GPUEC_TC_COUNT];
+  std::memset(want, kCanary, sizeof want);
+  const int r_want = cavlc_test::mb_totals_twin(m, want);
+  if (verdict) *verdict = r_want;
+  return matches(m, r_want, want) && matches(cavlc_test::to_raster(m), r_want, want);
 }
 
 // Levels that sit at the bound and at the first overflowing level codes (cavlc.h).
@@ -230,6 +242,26 @@ TEST(TOTALS_SUITE, BoundIsTight) {
     EXPECT_EQ(cavlc::mb_totals(m, t), 0);
     EXPECT_EQ(t[GPUEC_TC_LUMA + 3], 0);
   }
+}
+
+// coef_order other than GPUEC_COEF_SCAN (0) and GPUEC_COEF_RASTER (1) makes a coded record malformed
+// (-1, totals untouched); skipped and I_PCM records ignore the field.
+TEST(TOTALS_SUITE, CoefOrderBeyondRasterIsMalformed) {
+  std::mt19937 rng(gpuec_test::test_seed("mb_totals"));
+  int rejected = 0, ignored = 0;
+  for (int order = 2; order < 256; ++order)
+    for (int rep = 0; rep < 8; ++rep) {
+      gpuec_mb m = cavlc_test::random_mb(rng, 0, 30);
+      m.coef_order = static_cast<uint8_t>(order);
+      uint8_t want[GPUEC_TC_COUNT];
+      std::memset(want, kCanary, sizeof want);  // a rejected record leaves the canary
+      const bool coded = m.kind == GPUEC_MB_NORMAL || m.kind == GPUEC_MB_I16x16;
+      const int r_want = coded ? -1 : cavlc_test::mb_totals_twin(m, want);
+      if (!matches(m, r_want, want)) return;
+      ++(coded ? rejected : ignored);
+    }
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(ignored, 0);
 }
 
 // Levels outside the coded range never count and never overflow: level [0] of Intra16x16 and chroma

@@ -1,6 +1,7 @@
 // cavlc/cavlc.h: CAVLC residual block coding (H.264 7.3.5.3.2, 9.2), the CPU reference.
 //
-// Coefficients are int16 levels in scan (zigzag) order, as x264 stores them. Bits are written MSB first
+// Coefficients are int16 levels in scan (zigzag) order, as x264 stores them (records in raster order,
+// cavlc/mb.h GPUEC_COEF_RASTER, are permuted through kRasterOfScan first). Bits are written MSB first
 // through vle::BitWriter (see vle/bitwriter.h for the bit format). All functions are pure and thread-safe.
 // The code tables live once in cavlc/tables.h and are shared with the CUDA kernel.
 #pragma once
@@ -23,6 +24,11 @@ enum BlockCat : uint8_t {
 constexpr int max_coeffs(BlockCat cat) {
   return cat == kChromaDC ? 4 : (cat == kLumaAC || cat == kChromaAC) ? 15 : 16;
 }
+
+// The frame (progressive) zigzag scan of a 4x4 block, H.264 8.5.6 Table 8-13 (Figure 8-8 a): scan index
+// i -> raster position 4 * y + x in the block. Used for Intra16x16 DC, luma and chroma AC blocks; the
+// 2x2 chroma DC scan is the identity. Scan index 0 is raster position 0 (the DC of an AC block).
+constexpr uint8_t kRasterOfScan[16] = {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15};
 
 // Number of non-zero coefficients among the first n.
 int total_coeff(const int16_t* coeffs, int n);

@@ -6,6 +6,8 @@
 // and a slice id per macroblock. A neighbour (left, top) is available when it is inside the frame
 // and has the same slice id (any layout: several slices, slices starting mid-row, FMO-like ids).
 // Neighbour TotalCoeff as in cavlc/slice.h (MbTotals): skipped 0, I_PCM 16, uncoded blocks 0.
+// Each record's levels may be in scan or raster order (cavlc/mb.h coef_order; any mix in a frame):
+// a raster record codes to the same slots as its scan-order twin.
 //
 // Output: kMbSlots slots per macroblock, in coding order, so that a macroblock's residual is the
 // concatenation of its slots 0..26 (slots that are not coded have length 0):

@@ -23,9 +23,16 @@ struct MbTotals {
 };
 
 // Fills totals[GPUEC_TC_COUNT] (luma4x4BlkIdx order, see cavlc/mb.h) for record m and returns whether a
-// coded level overflows baseline CAVLC (cavlc::level_overflow on any coded block). Returns -1 for a
-// malformed record (unknown kind, cbp luma > 15 or chroma > 2, Intra16x16 cbp luma not 0 or 15).
+// coded level overflows baseline CAVLC (cavlc::level_overflow on any coded block, its levels in scan
+// order whatever m.coef_order). Returns -1, totals untouched, for a malformed record (unknown kind, cbp
+// luma > 15 or chroma > 2, Intra16x16 cbp luma not 0 or 15, a coded record's coef_order not 0 or 1).
 int mb_totals(const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]);
+
+// The record with its levels in scan order: m itself, unless m is a GPUEC_MB_NORMAL or GPUEC_MB_I16x16
+// record with coef_order GPUEC_COEF_RASTER; then scratch (not m) becomes m with every 4x4 block permuted
+// to scan order (kRasterOfScan) and coef_order GPUEC_COEF_SCAN, and is returned. Other coef_order values
+// are returned unchanged (mb_totals rejects them).
+const gpuec_mb& scan_order_record(const gpuec_mb& m, gpuec_mb& scratch);
 
 struct SliceLayout {
   int mb_width;     // frame width in macroblocks
@@ -36,8 +43,9 @@ struct SliceLayout {
 
 // Writes the slice: skeleton bits [skel_start, skel_end) of `skel`, with the residual of record i
 // inserted at recs[i].skel_bit. `recs` holds every macroblock of the slice in order (mb_addr
-// first_mb, first_mb + 1, ...). `totals` is scratch with room for first_mb + n entries (indexed by
-// mb_addr). Returns 0, or -1 when the records are inconsistent (order, positions, malformed).
+// first_mb, first_mb + 1, ...), each in scan or raster order (coef_order). `totals` is scratch with room
+// for first_mb + n entries (indexed by mb_addr). Returns 0, or -1 when the records are inconsistent
+// (order, positions, malformed: unknown kind or coef_order).
 int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, const uint8_t* skel,
                      MbTotals* totals, vle::BitWriter& bw);
 

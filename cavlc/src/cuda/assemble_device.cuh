@@ -71,6 +71,56 @@ __device__ __forceinline__ Step shfl(const Step& f, int src) {
   return {__shfl_sync(kFull, f.a, src), __shfl_sync(kFull, f.b, src), __shfl_sync(kFull, f.m, src)};
 }
 
+// Decoupled look-back for tile `tile` whose steps compose to `agg` (called by all lanes of one warp):
+// publishes the aggregate, finds the position at the tile's first macroblock from the predecessors'
+// published aggregates / end positions, publishes the tile's end position and returns the start (every
+// lane). status[] words are 0 until published; tile 0 starts at 0.
+__device__ __forceinline__ uint64_t lookback(int tile, const Step& agg, uint32_t* status, uint64_t* agg_out,
+                                             uint64_t* inc, int lane) {
+  uint64_t start = 0;
+  if (tile > 0) {
+    if (lane == 0) {
+      agg_out[2 * tile] = agg.a;
+      agg_out[2 * tile + 1] = agg.b;
+      store_release(status + tile, kTileAggregate | agg.m << 8);
+    }
+    // Look-back: a window of 32 predecessors at a time, newest in lane 0, up to the newest one that has
+    // published its end position; the aggregates in front of it compose onto that position.
+    Step later{0, 0, 0};  // the predecessors after the current window, composed
+    for (int base = tile - 1;; base -= 32) {
+      const int t = base - lane;
+      uint32_t st = kTileInclusive;  // before tile 0: position 0
+      if (t >= 0) {
+        do {
+          st = load_acquire(status + t);
+        } while (st == 0);
+      }
+      const bool has_end = (st & 3u) == kTileInclusive;
+      const unsigned ends = __ballot_sync(kFull, has_end);
+      const int stop = ends ? __ffs(ends) - 1 : 32;
+      Step f{0, 0, 0};
+      uint64_t end = 0;
+      if (t >= 0 && lane < stop) f = Step{__ldcg(agg_out + 2 * t), __ldcg(agg_out + 2 * t + 1), st >> 8};
+      if (t >= 0 && lane == stop) end = __ldcg(inc + t);
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {  // lane 0: lanes 31..0 composed, oldest first
+        const Step o = shfl_down(f, d);
+        if (lane + d < 32) f = then(o, f);
+      }
+      later = then(shfl(f, 0), later);
+      if (ends) {
+        start = apply(later, __shfl_sync(kFull, end, stop));
+        break;
+      }
+    }
+  }
+  if (lane == 0) {
+    inc[tile] = apply(agg, start);
+    store_release(status + tile, kTileInclusive);
+  }
+  return start;
+}
+
 struct EmitArgs {
   const uint32_t* arena;  // the arena as 32-bit words (big-endian bytes)
   uint64_t records_bit, slots_bit;

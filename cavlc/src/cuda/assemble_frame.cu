@@ -162,46 +162,8 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(ScanArgs p) {
   if (warp == 0) {
     Step agg{0, 0, 0};
     for (int w = 0; w < kScanWarps; ++w) agg = then(agg, s_warp[w]);
-    uint64_t start = 0;  // position at the tile's first macroblock
-    if (tile > 0) {
-      if (lane == 0) {
-        p.agg[2 * tile] = agg.a;
-        p.agg[2 * tile + 1] = agg.b;
-        store_release(p.status + tile, kTileAggregate | agg.m << 8);
-      }
-      // Look-back: a window of 32 predecessors at a time, newest in lane 0, up to the newest one that has
-      // published its end position; the aggregates in front of it compose onto that position.
-      Step later{0, 0, 0};  // the predecessors after the current window, composed
-      for (int base = tile - 1;; base -= 32) {
-        const int t = base - lane;
-        uint32_t st = kTileInclusive;  // before tile 0: position 0
-        if (t >= 0) {
-          do {
-            st = load_acquire(p.status + t);
-          } while (st == 0);
-        }
-        const bool has_end = (st & 3u) == kTileInclusive;
-        const unsigned ends = __ballot_sync(kFull, has_end);
-        const int stop = ends ? __ffs(ends) - 1 : 32;
-        Step f{0, 0, 0};
-        uint64_t end = 0;
-        if (t >= 0 && lane < stop) f = Step{__ldcg(p.agg + 2 * t), __ldcg(p.agg + 2 * t + 1), st >> 8};
-        if (t >= 0 && lane == stop) end = __ldcg(p.inc + t);
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {  // lane 0: lanes 31..0 composed, oldest first
-          const Step o = shfl_down(f, d);
-          if (lane + d < 32) f = then(o, f);
-        }
-        later = then(shfl(f, 0), later);
-        if (ends) {
-          start = apply(later, __shfl_sync(kFull, end, stop));
-          break;
-        }
-      }
-    }
+    const uint64_t start = lookback(tile, agg, p.status, p.agg, p.inc, lane);
     if (lane == 0) {
-      p.inc[tile] = apply(agg, start);
-      store_release(p.status + tile, kTileInclusive);
       uint64_t x = start;
       for (int w = 0; w < kScanWarps; ++w) {
         s_warp_pos[w] = x;

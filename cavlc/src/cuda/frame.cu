@@ -29,62 +29,6 @@
 namespace cavlc {
 namespace {
 
-template <int kMode>
-__global__ void __launch_bounds__(kThreads, 8) frame_kernel(Frame f) {  // 8 blocks/SM: 32 registers
-  __shared__ uint32_t s_tab[kMode == kModeCount ? 1 : kTableWords];
-  __shared__ uint32_t s_tc[kWarps][kTcWords];
-  __shared__ int s_region;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  if (kMode != kModeCount) {
-    for (int i = threadIdx.x; i < kTableWords; i += kThreads)
-      s_tab[i] = reinterpret_cast<const uint32_t*>(&g_tables)[i];
-  }
-  const DeviceTables& T = *reinterpret_cast<const DeviceTables*>(s_tab);
-  if (kMode == kModeCode) __syncthreads();  // tables (the fused kernel's first ticket barrier covers them)
-  for (int iter = 0;; ++iter) {
-    int r;
-    if (kMode == kModeFused) {
-      if (threadIdx.x == 0) s_region = static_cast<int>(atomicAdd(f.ticket, 1u));
-      __syncthreads();  // also orders the previous region's s_tc reads before this region's writes
-      r = s_region;
-    } else {
-      if (iter > 0) break;
-      r = blockIdx.x;
-    }
-    if (r >= f.nregions) break;
-    const int first = r * kWarps;
-    const int a = first + warp;
-    const bool active = a < f.nmb;  // warp-uniform
-    Lane L{};
-    if (active) {
-      L = count_lane(f.recs + a, lane);
-      if (kMode != kModeCode) {
-        const uint32_t w = tc_record_word(L, lane);
-        if ((lane & 3) == 0 && lane < 28) {
-          f.tc[static_cast<size_t>(a) * kTcWords + lane / 4] = w;
-          if (kMode == kModeFused) s_tc[warp][lane / 4] = w;
-        }
-      }
-    }
-    if (kMode == kModeCount) break;
-    if (kMode == kModeFused) {
-      __threadfence();
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        store_release(f.flags + r, 1u);
-        const int w = f.mb_width;
-        if (r > 0) wait_region(f, r - 1);
-        if (first - w >= 0) wait_region(f, (first - w) / kWarps);
-        const int last_needed = min(min(first + kWarps, f.nmb) - 1 - w, first - 1);
-        if (last_needed >= 0) wait_region(f, last_needed / kWarps);
-        __threadfence();
-      }
-      __syncthreads();
-    }
-    if (active) code_mb_lane<kMode>(f, T, s_tc, L, a, first, lane);
-  }
-}
-
 gpu::CudaError invalid(int line) {
   return gpu::CudaError{static_cast<int>(cudaErrorInvalidValue), __FILE__, line, "cudaErrorInvalidValue"};
 }
@@ -180,7 +124,7 @@ gpu::CudaError code_frame_cuda_variant(FrameCudaVariant variant, const gpuec_mb*
 gpu::CudaError code_frame_cuda(const gpuec_mb* records, int mb_width, int mb_height, const int32_t* slice_id,
                                uint8_t* bits, uint16_t* len, void* workspace, size_t workspace_bytes,
                                cudaStream_t stream) {
-  return code_frame_cuda_variant(FrameCudaVariant::kFused, records, mb_width, mb_height, slice_id, bits, len,
+  return code_frame_cuda_variant(kFrameCudaDefault, records, mb_width, mb_height, slice_id, bits, len,
                                  workspace, workspace_bytes, stream);
 }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cavlc/cavlc.h"
 #include "cavlc/frame.h"
 #include "cavlc/mb.h"
 #include "cavlc/tables.h"
@@ -53,7 +54,19 @@ constexpr int kOffLuma = 0, kOffChromaAC = 512, kOffLumaDC = 768, kOffChromaDC =
 static_assert(offsetof(gpuec_mb, u.coef.chroma_ac) == kOffChromaAC, "layout");
 static_assert(offsetof(gpuec_mb, u.coef.luma_dc) == kOffLumaDC, "layout");
 static_assert(offsetof(gpuec_mb, u.coef.chroma_dc) == kOffChromaDC, "layout");
-static_assert(offsetof(gpuec_mb, kind) == kOffKind && offsetof(gpuec_mb, cbp) == kOffKind + 1, "layout");
+static_assert(offsetof(gpuec_mb, kind) == kOffKind && offsetof(gpuec_mb, cbp) == kOffKind + 1 &&
+                  offsetof(gpuec_mb, coef_order) == kOffKind + 2,
+              "layout");
+
+// cavlc::kRasterOfScan (cavlc/cavlc.h) as 16 nibbles, scan index i in bits [4i, 4i + 4): a scalar constexpr,
+// which device code may read (a host constexpr array it may not).
+constexpr uint64_t raster_of_scan_nibbles() {
+  uint64_t v = 0;
+  for (int i = 0; i < 16; ++i) v |= uint64_t{kRasterOfScan[i]} << (4 * i);
+  return v;
+}
+constexpr uint64_t kRasterOfScanNibbles = raster_of_scan_nibbles();
+static_assert(kRasterOfScanNibbles == 0xFEB7ADC963258410ull, "frame zigzag, H.264 Table 8-13");
 
 __device__ __forceinline__ int coef_const(const uint64_t (&q)[4], int i) {  // i: compile-time constant
   return static_cast<int16_t>(q[i >> 2] >> ((i & 3) * 16));
@@ -64,6 +77,26 @@ __device__ __forceinline__ int coef_at(const uint64_t (&q)[4], int p) {  // p: r
 }
 __device__ __forceinline__ int top_bit(uint32_t m) { return 31 - __clz(m); }
 
+// With `raster`, a 4x4 block from raster to scan order (cavlc/mb.h GPUEC_COEF_RASTER), in registers: the
+// scan pair (2j, 2j + 1) is one byte permute of the two 32-bit words that hold its raster positions.
+// Unrolled, every index and selector is a compile-time constant (no local memory). A select per word
+// rather than a branch around the permutes: with the branch ptxas spilled 16 bytes in frame_kernel<kModeCode>
+// (32 registers under its launch bounds); with the select the register use is that of the scan-only kernel.
+__device__ __forceinline__ void raster_to_scan(uint64_t (&q)[4], bool raster) {
+  auto word = [&](int k) { return static_cast<uint32_t>(q[k >> 1] >> ((k & 1) * 32)); };  // levels 2k, 2k + 1
+  uint32_t w[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int r0 = static_cast<int>(kRasterOfScanNibbles >> (8 * j)) & 15;
+    const int r1 = static_cast<int>(kRasterOfScanNibbles >> (8 * j + 4)) & 15;
+    // Result bytes 0-1: level r0 from the first word (bytes 0-3); bytes 2-3: level r1 from the second (4-7).
+    const uint32_t sel = ((r0 & 1) ? 0x0032u : 0x0010u) | ((r1 & 1) ? 0x7600u : 0x5400u);
+    w[j] = raster ? __byte_perm(word(r0 >> 1), word(r1 >> 1), sel) : word(j);
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) q[k] = w[2 * k] | (uint64_t{w[2 * k + 1]} << 32);
+}
+
 // luma4x4BlkIdx <-> raster (x, y) of the 4x4 grid.
 __device__ __forceinline__ int blk_x(int b) { return ((b >> 1) & 2) | (b & 1); }
 __device__ __forceinline__ int blk_y(int b) { return ((b >> 2) & 2) | ((b >> 1) & 1); }
@@ -71,20 +104,22 @@ __device__ __forceinline__ int blk_of(int x, int y) { return ((y >> 1) << 3) | (
 
 // One lane's block after the counting pass.
 struct Lane {
-  uint64_t q[4];  // 16 coefficients (the n used ones first; start-1 blocks shifted down), int16 each
+  uint64_t q[4];  // 16 coefficients in scan order (the n used ones first; start-1 blocks shifted down), int16 each
   uint32_t nz, neg;
   int n, tc, t1, ntc;  // ntc: the TotalCoeff neighbours see
   bool coded;
   int kind, cbp;
 };
 
-// Loads and counts slot `s` of the record. Every lane of the warp calls it.
+// Loads and counts slot `s` of the record. Every lane of the warp calls it. A raster-order record's 4x4
+// blocks are permuted to scan order first; a coef_order other than 0 or 1 (malformed) reads as scan order.
 __device__ __forceinline__ Lane count_lane(const gpuec_mb* rec, int s) {
   Lane L;
   const uint8_t* base = reinterpret_cast<const uint8_t*>(rec);
-  const uint32_t kc = __ldg(reinterpret_cast<const uint32_t*>(base + kOffKind));
+  const uint32_t kc = __ldg(reinterpret_cast<const uint32_t*>(base + kOffKind));  // kind, cbp, coef_order
   L.kind = kc & 0xff;
   L.cbp = (kc >> 8) & 0xff;
+  const bool raster = ((kc >> 16) & 0xff) == GPUEC_COEF_RASTER;  // warp-uniform
   const bool i16 = L.kind == GPUEC_MB_I16x16;
   const bool resid = L.kind == GPUEC_MB_NORMAL || i16;
   const int cbp_chroma = L.cbp >> 4;
@@ -113,6 +148,7 @@ __device__ __forceinline__ Lane count_lane(const gpuec_mb* rec, int s) {
       L.q[1] = a.z | (uint64_t{a.w} << 32);
       L.q[2] = b.x | (uint64_t{b.y} << 32);
       L.q[3] = b.z | (uint64_t{b.w} << 32);
+      raster_to_scan(L.q, raster);  // scan index 0 is raster position 0: the DC of an AC block
       if (start) {  // AC block: coefficients [1..15] become [0..14], [15] = 0
         L.q[0] = (L.q[0] >> 16) | (L.q[1] << 48);
         L.q[1] = (L.q[1] >> 16) | (L.q[2] << 48);
@@ -268,8 +304,9 @@ __device__ __forceinline__ void wait_region(const Frame& f, int q) {
 }
 
 // Neighbours of the lane's block (availability: inside the frame and the same slice id), nC, and the code.
+// Returns the slot's length in bits (0 for lanes that code nothing).
 template <int kMode>
-__device__ __forceinline__ void code_mb_lane(const Frame& f, const DeviceTables& T,
+__device__ __forceinline__ int code_mb_lane(const Frame& f, const DeviceTables& T,
                                              const uint32_t (&s_tc)[kWarps][kTcWords], const Lane& L, int a,
                                              int first, int lane) {
   const int w = f.mb_width;
@@ -277,11 +314,11 @@ __device__ __forceinline__ void code_mb_lane(const Frame& f, const DeviceTables&
   neighbour_sources(lane, &sa, &sb);
   const int in_a = __shfl_sync(0xffffffffu, L.ntc, sa.lane);
   const int in_b = __shfl_sync(0xffffffffu, L.ntc, sb.lane);
-  if (lane >= kMbSlots) return;
+  if (lane >= kMbSlots) return 0;
   const size_t slot = static_cast<size_t>(a) * kMbSlots + lane;
   if (!L.coded) {
     f.len[slot] = 0;
-    return;
+    return 0;
   }
   const int32_t sid = __ldg(f.slice_id + a);
   auto nb_total = [&](int nb, int byte) -> int {
@@ -300,7 +337,67 @@ __device__ __forceinline__ void code_mb_lane(const Frame& f, const DeviceTables&
     nb = ab ? nb_total(a - w, sb.byte) : 0;
   }
   const int nC = (lane == 17 || lane == 18) ? -1 : predict(aa, na, ab, nb);
-  f.len[slot] = static_cast<uint16_t>(code_lane(L, nC, T, reinterpret_cast<uint32_t*>(f.bits + slot * kSlotBytes)));
+  const int bits = code_lane(L, nC, T, reinterpret_cast<uint32_t*>(f.bits + slot * kSlotBytes));
+  f.len[slot] = static_cast<uint16_t>(bits);
+  return bits;
 }
+// The CAVLCU kernel: kModeFused (in-kernel exchange, regions from the ticket), kModeCount (pass 1 of the
+// two-pass variant: TotalCoeff records only), kModeCode (pass 2: neighbours from the records).
+template <int kMode>
+__global__ void __launch_bounds__(kThreads, 8) frame_kernel(Frame f) {  // 8 blocks/SM: 32 registers
+  __shared__ uint32_t s_tab[kMode == kModeCount ? 1 : kTableWords];
+  __shared__ uint32_t s_tc[kWarps][kTcWords];
+  __shared__ int s_region;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (kMode != kModeCount) {
+    for (int i = threadIdx.x; i < kTableWords; i += kThreads)
+      s_tab[i] = reinterpret_cast<const uint32_t*>(&g_tables)[i];
+  }
+  const DeviceTables& T = *reinterpret_cast<const DeviceTables*>(s_tab);
+  if (kMode == kModeCode) __syncthreads();  // tables (the fused kernel's first ticket barrier covers them)
+  for (int iter = 0;; ++iter) {
+    int r;
+    if (kMode == kModeFused) {
+      if (threadIdx.x == 0) s_region = static_cast<int>(atomicAdd(f.ticket, 1u));
+      __syncthreads();  // also orders the previous region's s_tc reads before this region's writes
+      r = s_region;
+    } else {
+      if (iter > 0) break;
+      r = blockIdx.x;
+    }
+    if (r >= f.nregions) break;
+    const int first = r * kWarps;
+    const int a = first + warp;
+    const bool active = a < f.nmb;  // warp-uniform
+    Lane L{};
+    if (active) {
+      L = count_lane(f.recs + a, lane);
+      if (kMode != kModeCode) {
+        const uint32_t w = tc_record_word(L, lane);
+        if ((lane & 3) == 0 && lane < 28) {
+          f.tc[static_cast<size_t>(a) * kTcWords + lane / 4] = w;
+          if (kMode == kModeFused) s_tc[warp][lane / 4] = w;
+        }
+      }
+    }
+    if (kMode == kModeCount) break;
+    if (kMode == kModeFused) {
+      __threadfence();
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        store_release(f.flags + r, 1u);
+        const int w = f.mb_width;
+        if (r > 0) wait_region(f, r - 1);
+        if (first - w >= 0) wait_region(f, (first - w) / kWarps);
+        const int last_needed = min(min(first + kWarps, f.nmb) - 1 - w, first - 1);
+        if (last_needed >= 0) wait_region(f, last_needed / kWarps);
+        __threadfence();
+      }
+      __syncthreads();
+    }
+    if (active) code_mb_lane<kMode>(f, T, s_tc, L, a, first, lane);
+  }
+}
+
 }  // namespace
 }  // namespace cavlc

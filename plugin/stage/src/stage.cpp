@@ -304,7 +304,12 @@ int gpuec_mb_skip(gpuec_stage* s, int mb_addr) {
   return GPUEC_OK;
 }
 
-gpuec_mb* gpuec_mb_next(gpuec_stage* s) { return &s->recs[s->n < s->capacity ? s->n : s->capacity - 1]; }
+gpuec_mb* gpuec_mb_next(gpuec_stage* s) {
+  gpuec_mb* m = &s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
+  m->coef_order = GPUEC_COEF_SCAN;  // the record memory is reused (and pinned memory starts undefined)
+  m->reserved = 0;
+  return m;
+}
 
 int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
   const gpuec_mb& m = s->recs[s->n < s->capacity ? s->n : s->capacity - 1];

@@ -87,8 +87,10 @@ void gpuec_slice_begin(gpuec_stage *stage, int first_mb, int64_t start_bit);
 /* Records a skipped macroblock. Returns 0 or GPUEC_EINVAL (mb_addr out of order). */
 int gpuec_mb_skip(gpuec_stage *stage, int mb_addr);
 
-/* Slot for the next coded macroblock's record; the caller fills all of it (kind, cbp, mb_addr,
- * skel_bit, coefficients or pcm) and then calls gpuec_mb_commit. Never NULL. */
+/* Slot for the next coded macroblock's record; the caller fills it (kind, cbp, mb_addr, skel_bit,
+ * coefficients or pcm) and then calls gpuec_mb_commit. Never NULL. coef_order comes preset to
+ * GPUEC_COEF_SCAN (x264's order) and reserved to 0; set coef_order to GPUEC_COEF_RASTER for levels in
+ * raster order (cavlc/mb.h). */
 gpuec_mb *gpuec_mb_next(gpuec_stage *stage);
 
 /* Checks the record filled in gpuec_mb_next's slot and keeps it. Writes the TotalCoeff of each block

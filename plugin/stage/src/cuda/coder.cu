@@ -5,9 +5,10 @@
 //   [skel_cap, +256)              zero bytes (I_PCM alignment and slice padding)
 //   [rec_off, + cap * 832)        records
 //   [slot_off, + mbs * 27 * 96)   slot bits of code_frame_cuda
-// Per submission: 5 host-to-device copies from pinned memory, code_frame_cuda, assemble_frame_cuda, one
-// kernel that copies exactly the output's bytes (its size is only known on the device) into mapped
-// pinned host memory, one small device-to-host copy of the slice results, one event.
+// Per submission: 5 host-to-device copies from pinned memory, encode_frame_cuda (coding and assembly: two
+// kernels, no memset; its workspace is zeroed once here and left zeroed by every call), one kernel that
+// copies exactly the output's bytes (its size is only known on the device) into mapped pinned host memory,
+// one small device-to-host copy of the slice results, one event.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,8 +16,7 @@
 #include <string>
 
 #include "../cuda_coder.h"
-#include "cavlc/assemble_frame_cuda.h"
-#include "cavlc/frame_cuda.h"
+#include "cavlc/encode_frame_cuda.h"
 #include "vle/pack.h"
 
 namespace gpuec {
@@ -79,11 +79,9 @@ class Coder final : public CudaCoder {
         (e = cudaMalloc(&d_len_, mbs_ * cavlc::kMbSlots * sizeof(uint16_t))) != cudaSuccess)
       return fail(why, describe(e, "cudaMalloc"));
     d_total_ = reinterpret_cast<uint64_t*>(d_results_ + cap_);
-    ws_code_bytes_ = cavlc::code_frame_cuda_workspace_bytes(mb_width, mb_height);
-    ws_asm_bytes_ = cavlc::assemble_frame_cuda_workspace_bytes(static_cast<int>(mbs_), static_cast<int>(mbs_));
-    if ((e = cudaMalloc(&d_ws_code_, ws_code_bytes_)) != cudaSuccess ||
-        (e = cudaMalloc(&d_ws_asm_, ws_asm_bytes_)) != cudaSuccess)
-      return fail(why, describe(e, "cudaMalloc (workspace)"));
+    ws_bytes_ = cavlc::encode_frame_cuda_workspace_bytes(static_cast<int>(mbs_));
+    if ((e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess) return fail(why, describe(e, "cudaMalloc (workspace)"));
+    if ((e = cudaMemset(d_ws_, 0, ws_bytes_)) != cudaSuccess) return fail(why, describe(e, "cudaMemset (workspace)"));
     return grow_device_arena(h_skel_cap_, why) && grow_device_out(h_out_cap_, why);
   }
 
@@ -122,9 +120,6 @@ class Coder final : public CudaCoder {
         (e = cudaMemcpyAsync(d_arena_, h_skel_, skeleton_bytes, cudaMemcpyHostToDevice, stream_)))
       return fail(why, describe(e, "cudaMemcpyAsync (to the device)"));
     const gpuec_mb* recs = reinterpret_cast<const gpuec_mb*>(d_recs);
-    gpu::CudaError ce = cavlc::code_frame_cuda(recs, mbw_, rows, d_slice_id_, d_arena_ + slot_off_, d_len_,
-                                               d_ws_code_, ws_code_bytes_, stream_);
-    if (ce) return fail(why, describe(ce, "code_frame_cuda"));
     cavlc::FrameAssembly in{};
     in.arena = d_arena_;
     in.records_bit = uint64_t{rec_off_} * 8;
@@ -136,8 +131,11 @@ class Coder final : public CudaCoder {
     in.slices = d_slices_;
     in.n_mbs = static_cast<int32_t>(n);
     in.n_slices = n_slices;
-    ce = cavlc::assemble_frame_cuda(in, d_out_, d_out_cap_, d_results_, d_total_, d_ws_asm_, ws_asm_bytes_, stream_);
-    if (ce) return fail(why, describe(ce, "assemble_frame_cuda"));
+    // The slice ids the stage writes are the slices' indices in the part (encode_frame_cuda's slice_index).
+    const gpu::CudaError ce = cavlc::encode_frame_cuda(cavlc::kEncodeFrameCudaDefault, in, mbw_, d_slice_id_, d_len_,
+                                                       d_out_, d_out_cap_, d_results_, d_total_, d_ws_, ws_bytes_,
+                                                       stream_);
+    if (ce) return fail(why, describe(ce, "encode_frame_cuda"));
     copy_output<<<64, 256, 0, stream_>>>(reinterpret_cast<const uint4*>(d_out_), reinterpret_cast<uint4*>(d_hout_),
                                          d_total_, h_out_cap_);
     if ((e = cudaGetLastError()) != cudaSuccess) return fail(why, describe(e, "copy_output launch"));
@@ -250,7 +248,7 @@ class Coder final : public CudaCoder {
                     static_cast<void*>(h_out_)})
       if (p) cudaFreeHost(p);
     for (void* p : {static_cast<void*>(d_slice_id_), static_cast<void*>(d_lead_), static_cast<void*>(d_slices_),
-                    static_cast<void*>(d_results_), static_cast<void*>(d_len_), d_ws_code_, d_ws_asm_,
+                    static_cast<void*>(d_results_), static_cast<void*>(d_len_), d_ws_,
                     static_cast<void*>(d_arena_), static_cast<void*>(d_out_)})
       if (p) cudaFree(p);
     if (done_) cudaEventDestroy(done_);
@@ -285,9 +283,8 @@ class Coder final : public CudaCoder {
   uint16_t* d_len_ = nullptr;
   uint8_t* d_out_ = nullptr;
   size_t d_out_cap_ = 0;
-  void* d_ws_code_ = nullptr;
-  void* d_ws_asm_ = nullptr;
-  size_t ws_code_bytes_ = 0, ws_asm_bytes_ = 0;
+  void* d_ws_ = nullptr;  // encode_frame_cuda's workspace: zero between calls
+  size_t ws_bytes_ = 0;
 };
 
 }  // namespace

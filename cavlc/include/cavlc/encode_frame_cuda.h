@@ -1,0 +1,66 @@
+// cavlc/encode_frame_cuda.h: a frame part coded AND assembled on the GPU in one submission with no memset:
+// code_frame_cuda (cavlc/frame_cuda.h) and assemble_frame_cuda (cavlc/assemble_frame_cuda.h) fused, so
+// that a frame costs two kernel launches (three for the two-pass variant) instead of five operations.
+// Same bits as code_frame_ref followed by assemble_frame_ref (together its CPU twin).
+// Host C++ API; no CUDA headers needed. Library gpuec_cavlc_cuda.
+//
+// Kernel 1 (cavlc/src/cuda/encode_frame.cu) takes regions of 8 macroblocks from an atomic ticket, codes
+// them as the CAVLCU kernel does (warp per macroblock, nA/nB from shuffles, shared memory, published
+// TotalCoeff records), then composes the region's position steps (cavlc/src/cuda/assemble_frame.cu) and
+// finds the region's output position with a decoupled look-back over earlier regions; kernel 2 is the
+// assembly's emit kernel. The last region to finish clears the control words it used, so the workspace
+// stays ready for the next call.
+//
+// encode_frame_cuda(variant, in, mb_width, slice_index, slot_len, out, out_bytes, results, total,
+//                   workspace, workspace_bytes, stream):
+//   - in: the frame part as for assemble_frame_cuda (device pointers), n_mbs = rows * mb_width macroblocks
+//     of a frame mb_width macroblocks wide (the part's first macroblock starts a row). The slot area
+//     arena + in.slots_bit / 8 (n_mbs * kMbSlots * kSlotBytes bytes, 4-byte aligned) and slot_len
+//     (== in.slot_len, n_mbs * kMbSlots entries) are WRITTEN by the call (code_frame_ref's output) and
+//     then read by the assembly. in.records == arena + records_bit / 8 is 32-byte aligned.
+//   - slice_index[i]: the index k of the slice (in.slices) whose range holds macroblock i. Neighbours
+//     are available when they are in the same slice (as code_frame_ref with slice_id = slice_index).
+//     Every macroblock must be in a slice: an index outside [0, n_slices) or one that does not match the
+//     ranges makes the macroblock add nothing to the output (and the output is then unspecified).
+//   - records well formed as for code_frame_cuda; slices in order, non-overlapping, inside [0, n_mbs)
+//     as for assemble_frame_cuda. Not checked on the device; off contract the output is unspecified, but
+//     nothing outside the arrays named here is read or written.
+//   - writes results[0, n_slices), *total and out[0, packed_bytes(total)) exactly as assemble_frame_cuda
+//     (nothing beyond out_bytes).
+//   - workspace: encode_frame_cuda_workspace_bytes(n_mbs) bytes, 256-byte aligned, ALL ZERO before the
+//     first call (cudaMemset once, or encode_frame_cuda_workspace_clear); every call that runs to the
+//     end leaves its control words zero again. After a call that failed or faulted, clear it again.
+//     One call at a time per workspace (calls on one stream are fine).
+//   - variant: FrameCudaVariant::kFused (2 kernels) or kTwoPass (a TotalCoeff pass first: 3 kernels);
+//     kFusedPersistent is not offered here (cudaErrorInvalidValue).
+//   - asynchronous on `stream`, no allocation; errors are values (cudaErrorInvalidValue for arguments out
+//     of contract, else the first failing CUDA call); faults inside kernels appear at the next sync.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cavlc/assemble_frame.h"
+#include "cavlc/frame_cuda.h"
+#include "gpu/device.h"
+
+struct CUstream_st;
+typedef CUstream_st* cudaStream_t;  // the same declaration as in cuda_runtime_api.h
+
+namespace cavlc {
+
+// The variant the entropy stage uses (plugin/stage): measured the faster one on the H200 (docs/benchmarks.md).
+constexpr FrameCudaVariant kEncodeFrameCudaDefault = FrameCudaVariant::kFused;
+
+// Device workspace bytes for a frame part of n_mbs macroblocks (0 when n_mbs is out of range).
+size_t encode_frame_cuda_workspace_bytes(int n_mbs);
+
+// Zero-fills a workspace (cudaMemsetAsync on `stream`).
+gpu::CudaError encode_frame_cuda_workspace_clear(void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& in, int mb_width,
+                                 const int32_t* slice_index, uint16_t* slot_len, uint8_t* out, uint64_t out_bytes,
+                                 SliceResult* results, uint64_t* total, void* workspace, size_t workspace_bytes,
+                                 cudaStream_t stream);
+
+}  // namespace cavlc
