@@ -10,8 +10,9 @@
 //   gpu_code_twopass_us   the same with FrameCudaVariant::kTwoPass;
 //   gpu_stage_us          code_frame_cuda + assemble_frame_cuda (code + scan + pack), data resident;
 //   gpu_stage_twopass_us  the same with kTwoPass;
-//   gpu_encode_us         encode_frame_cuda (coding and assembly fused: 2 kernels, no memset), kFused;
-//   gpu_encode_twopass_us the same with kTwoPass (3 kernels);
+//   gpu_encode_us         encode_frame_cuda kFused (coding and scan fused, then emit: 2 kernels, no memset);
+//   gpu_encode_twopass_us encode_frame_cuda kTwoPass (count, code, scan, emit chained by programmatic
+//                         dependent launch, no memset): what the stage runs;
 //   stage_xfer_us         gpuec_frame_submit + gpuec_frame_complete through the stage's C API, backend
 //                         cuda (host clock): H2D from pinned memory, the kernels, D2H. The slices are fed
 //                         (gpuec_slice_begin, gpuec_mb_skip / gpuec_mb_next + commit, gpuec_slice_defer)

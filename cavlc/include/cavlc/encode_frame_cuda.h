@@ -1,15 +1,16 @@
 // cavlc/encode_frame_cuda.h: a frame part coded AND assembled on the GPU in one submission with no memset:
-// code_frame_cuda (cavlc/frame_cuda.h) and assemble_frame_cuda (cavlc/assemble_frame_cuda.h) fused, so
-// that a frame costs two kernel launches (three for the two-pass variant) instead of five operations.
-// Same bits as code_frame_ref followed by assemble_frame_ref (together its CPU twin).
-// Host C++ API; no CUDA headers needed. Library gpuec_cavlc_cuda.
+// code_frame_cuda (cavlc/frame_cuda.h) and assemble_frame_cuda (cavlc/assemble_frame_cuda.h) in one call.
+// Same bits as code_frame_ref followed by assemble_frame_ref (together its CPU twin). Host C++ API; no CUDA
+// headers needed. Library gpuec_cavlc_cuda.
 //
-// Kernel 1 (cavlc/src/cuda/encode_frame.cu) takes regions of 8 macroblocks from an atomic ticket, codes
-// them as the CAVLCU kernel does (warp per macroblock, nA/nB from shuffles, shared memory, published
-// TotalCoeff records), then composes the region's position steps (cavlc/src/cuda/assemble_frame.cu) and
-// finds the region's output position with a decoupled look-back over earlier regions; kernel 2 is the
-// assembly's emit kernel. The last region to finish clears the control words it used, so the workspace
-// stays ready for the next call.
+// Variants (cavlc/src/cuda/encode_frame.cu):
+//   kTwoPass  four kernels: TotalCoeff count, coding, position scan, emit; each launched with programmatic
+//             dependent launch (sm_90) so that it starts while the previous one ends; the scan leaves its
+//             control words zero. The stage's default (kEncodeFrameCudaDefault).
+//   kFused    two kernels: the CAVLCU kernel with the scan folded in (regions of 8 macroblocks from an
+//             atomic ticket code, compose their position steps and find their output position by decoupled
+//             look-back over earlier regions), then emit. Fewer launches; slower from 720p up (the
+//             look-back over small regions), faster for small frames.
 //
 // encode_frame_cuda(variant, in, mb_width, slice_index, slot_len, out, out_bytes, results, total,
 //                   workspace, workspace_bytes, stream):
@@ -27,12 +28,14 @@
 //     nothing outside the arrays named here is read or written.
 //   - writes results[0, n_slices), *total and out[0, packed_bytes(total)) exactly as assemble_frame_cuda
 //     (nothing beyond out_bytes).
-//   - workspace: encode_frame_cuda_workspace_bytes(n_mbs) bytes, 256-byte aligned, ALL ZERO before the
-//     first call (cudaMemset once, or encode_frame_cuda_workspace_clear); every call that runs to the
-//     end leaves its control words zero again. After a call that failed or faulted, clear it again.
-//     One call at a time per workspace (calls on one stream are fine).
-//   - variant: FrameCudaVariant::kFused (2 kernels) or kTwoPass (a TotalCoeff pass first: 3 kernels);
-//     kFusedPersistent is not offered here (cudaErrorInvalidValue).
+//   - workspace: workspace_bytes >= encode_frame_cuda_workspace_bytes(n_mbs), 256-byte aligned, ALL ZERO
+//     before the first call (cudaMemset once, or encode_frame_cuda_workspace_clear); every call that runs
+//     to the end leaves its control words zero again. Their place depends on workspace_bytes only (the
+//     largest part the workspace holds), so calls with any frame sizes may share a workspace as long as
+//     they pass the same workspace_bytes; clear it when that changes, and after a call that failed or
+//     faulted. One call at a time per workspace (calls on one stream are fine).
+//   - variant: FrameCudaVariant::kTwoPass or kFused; kFusedPersistent is not offered here
+//     (cudaErrorInvalidValue).
 //   - asynchronous on `stream`, no allocation; errors are values (cudaErrorInvalidValue for arguments out
 //     of contract, else the first failing CUDA call); faults inside kernels appear at the next sync.
 #pragma once
@@ -50,7 +53,7 @@ typedef CUstream_st* cudaStream_t;  // the same declaration as in cuda_runtime_a
 namespace cavlc {
 
 // The variant the entropy stage uses (plugin/stage): measured the faster one on the H200 (docs/benchmarks.md).
-constexpr FrameCudaVariant kEncodeFrameCudaDefault = FrameCudaVariant::kFused;
+constexpr FrameCudaVariant kEncodeFrameCudaDefault = FrameCudaVariant::kTwoPass;
 
 // Device workspace bytes for a frame part of n_mbs macroblocks (0 when n_mbs is out of range).
 size_t encode_frame_cuda_workspace_bytes(int n_mbs);

@@ -121,6 +121,186 @@ __device__ __forceinline__ uint64_t lookback(int tile, const Step& agg, uint32_t
   return start;
 }
 
+struct ScanArgs {
+  const gpuec_mb* records;
+  const uint16_t* slot_len;
+  const MbLead* lead;
+  const FrameSlice* slices;
+  int n_mbs, n_slices;
+  uint32_t* ticket;
+  uint32_t* status;  // [tiles]
+  uint64_t* agg;     // [2 * tiles] a, b of the tile's step
+  uint64_t* inc;     // [tiles] position after the tile
+  uint64_t* pos;     // [n_mbs + 1]
+  int32_t* info;     // [n_mbs]
+  uint64_t* total;
+  uint32_t* done;  // nullptr, or a counter of finished tiles: the last one zeroes ticket, done and status[]
+  const uint32_t* mb_bits;  // nullptr, or [n_mbs] the sum of each macroblock's slot lengths (then slot_len
+                            // is not read here)
+};
+
+// The position scan (assemble_frame.cu). With p.done the kernel leaves its control words zero when it ends
+// (no memset before the next call on the same words).
+__global__ void __launch_bounds__(kScanThreads) scan_kernel(ScanArgs p) {
+  __shared__ uint32_t s_len_words[kScanThreads * kMbSlots / 2];
+  __shared__ int32_t s_first[kScanThreads];
+  __shared__ int32_t s_end[kScanThreads];
+  __shared__ uint32_t s_tail[kScanThreads];
+  __shared__ Step s_warp[kScanWarps];
+  __shared__ uint64_t s_warp_pos[kScanWarps];
+  __shared__ int s_tile;
+  __shared__ bool s_last;
+  uint16_t* s_len = reinterpret_cast<uint16_t*>(s_len_words);
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  pdl_trigger();
+  if (tid == 0) s_tile = static_cast<int>(atomicAdd(p.ticket, 1u));
+  __syncthreads();
+  const int tile = s_tile;
+  const int t0 = tile * kScanThreads;
+  const int cnt = min(kScanThreads, p.n_mbs - t0);
+  const int i = t0 + tid;
+  uint8_t kind = GPUEC_MB_SKIP;
+  uint32_t lead = 0;  // loaded before the slices are known (read only for coded macroblocks in a slice)
+  if (tid < cnt) {
+    kind = __ldg(&p.records[i].kind);
+    lead = __ldg(&p.lead[i].len);
+  }
+
+  // First slice ending after t0 (slice ends increase): 256-way probes, block-uniform loop.
+  int lo = 0, hi = p.n_slices;  // the answer is in [lo, hi]
+  while (lo < hi) {
+    const int step = (hi - lo + kScanThreads - 1) / kScanThreads;
+    const int k = lo + step * tid;
+    bool before = false;
+    if (k < hi) {
+      const int2 fc = __ldg(reinterpret_cast<const int2*>(p.slices + k));
+      before = int64_t{fc.x} + fc.y <= t0;
+    }
+    const int nb = __syncthreads_count(before);
+    if (nb == 0) {
+      hi = lo;
+    } else {
+      const int new_lo = lo + step * (nb - 1) + 1;
+      hi = min(lo + step * nb, hi);
+      lo = new_lo;
+    }
+  }
+  const int s0 = lo;
+  // Slices s0 .. s0 + 255 cover every slice that meets the tile (each holds one of its macroblocks).
+  {
+    const int k = s0 + tid;
+    int32_t first = INT32_MAX, end = INT32_MAX;
+    uint32_t tail = 0;
+    if (k < p.n_slices) {
+      const int2 fc = __ldg(reinterpret_cast<const int2*>(p.slices + k));
+      first = fc.x;
+      end = static_cast<int32_t>(min(int64_t{fc.x} + fc.y, int64_t{INT32_MAX}));
+      tail = __ldg(&p.slices[k].tail_len);
+    }
+    s_first[tid] = first;
+    s_end[tid] = end;
+    s_tail[tid] = tail;
+  }
+  pdl_wait();  // everything above reads inputs only; the slot lengths come from the coding kernel
+  uint32_t mb_bits = 0;
+  if (p.mb_bits) {
+    if (tid < cnt) mb_bits = __ldg(p.mb_bits + i);
+  } else {  // the tile's slot lengths, coalesced (t0 * kMbSlots is even: 4-byte loads when the array allows)
+    const uint16_t* src = p.slot_len + static_cast<size_t>(t0) * kMbSlots;
+    const int n = cnt * kMbSlots;
+    if ((reinterpret_cast<uintptr_t>(src) & 3) == 0) {
+      const uint32_t* src_words = reinterpret_cast<const uint32_t*>(src);
+      for (int k = tid; k < n / 2; k += kScanThreads) s_len_words[k] = __ldg(src_words + k);
+      if ((n & 1) && tid == 0) s_len[n - 1] = __ldg(src + n - 1);
+    } else {
+      for (int k = tid; k < n; k += kScanThreads) s_len[k] = __ldg(src + k);
+    }
+  }
+
+  __syncthreads();
+
+  Step e{0, 0, 0};
+  int32_t info = kUncovered;
+  if (tid < cnt) {
+    int l = 0, h = kScanThreads;  // l: number of loaded slices starting at or before i
+    while (l < h) {
+      const int mid = (l + h) >> 1;
+      if (s_first[mid] <= i) l = mid + 1; else h = mid;
+    }
+    const int j = l - 1;
+    if (j >= 0 && i < s_end[j]) {
+      const bool last = i == s_end[j] - 1;
+      info = last ? s0 + j : kInside;
+      if (kind != GPUEC_MB_SKIP) {
+        if (kind == GPUEC_MB_PCM) {
+          e = {lead, kPcmBits, 3};
+        } else {
+          uint32_t r = mb_bits;
+          if (!p.mb_bits) {
+#pragma unroll
+            for (int s = 0; s < kMbSlots; ++s) r += s_len[tid * kMbSlots + s];
+          }
+          e = {0, uint64_t{lead} + r, 0};
+        }
+      }
+      if (last) e = then(e, Step{s_tail[j], 0, 5});
+    }
+  }
+
+  Step incl = e;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const Step o = shfl_up(incl, d);
+    if (lane >= d) incl = then(o, incl);
+  }
+  Step excl = shfl_up(incl, 1);
+  if (lane == 0) excl = Step{0, 0, 0};
+  if (lane == 31) s_warp[warp] = incl;
+  __syncthreads();
+
+  if (warp == 0) {
+    Step agg{0, 0, 0};
+    for (int w = 0; w < kScanWarps; ++w) agg = then(agg, s_warp[w]);
+    const uint64_t start = lookback(tile, agg, p.status, p.agg, p.inc, lane);
+    if (lane == 0) {
+      uint64_t x = start;
+      for (int w = 0; w < kScanWarps; ++w) {
+        s_warp_pos[w] = x;
+        x = apply(s_warp[w], x);
+      }
+    }
+  }
+  __syncthreads();
+
+  if (tid < cnt) {
+    const uint64_t x = s_warp_pos[warp];
+    p.pos[i] = apply(excl, x);
+    p.info[i] = info;
+    if (i == p.n_mbs - 1) {
+      const uint64_t total = apply(incl, x);
+      p.pos[p.n_mbs] = total;
+      *p.total = total;
+    }
+  }
+  if (p.done) {  // every read of the control words by this block is done (the look-back ran above)
+    const int tiles = (p.n_mbs + kScanThreads - 1) / kScanThreads;
+    if (tid == 0) {
+      __threadfence();
+      s_last = atomicAdd(p.done, 1u) == static_cast<uint32_t>(tiles) - 1;
+    }
+    __syncthreads();
+    if (s_last) {
+      __threadfence();
+      for (int t = tid; t < tiles; t += kScanThreads) p.status[t] = 0;
+      if (tid == 0) {
+        *p.ticket = 0;
+        *p.done = 0;
+      }
+    }
+  }
+}
+
 struct EmitArgs {
   const uint32_t* arena;  // the arena as 32-bit words (big-endian bytes)
   uint64_t records_bit, slots_bit;
@@ -214,6 +394,8 @@ __global__ void __launch_bounds__(kEmitWarps * 32) emit_kernel(EmitArgs p) {
   __shared__ uint32_t s_plen[kEmitWarps][32];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int i = blockIdx.x * kEmitWarps + warp;
+  pdl_trigger();
+  pdl_wait();  // pos and info come from the scan
   if (i >= p.n_mbs) return;  // warp-uniform
   const int32_t info = __ldg(p.info + i);
   const uint64_t x = __ldg(p.pos + i);

@@ -1,18 +1,25 @@
-// A frame part coded and assembled on the GPU (cavlc/encode_frame_cuda.h): the CAVLCU kernel with the
-// assembly's position scan folded in, then the assembly's emit kernel. No memset per call.
+// A frame part coded and assembled on the GPU (cavlc/encode_frame_cuda.h), no memset per call.
 //
-// encode_kernel: one thread block per region of kWarps macroblocks, regions in ticket order (atomic counter,
-// so a region only ever waits on regions that started before it). Per region:
-//   1. count every lane's block and (fused) publish the TotalCoeff records; wait for the left / top
-//      regions as code_frame_cuda's fused kernel does (two-pass: the records come from the count kernel);
+// kTwoPass: the kernels of code_frame_cuda's two-pass variant (count, code) and of assemble_frame_cuda
+// (scan, emit), each launched with programmatic dependent launch so that it starts while the one before
+// ends (its prologue reads only inputs; griddepcontrol.wait comes before the first read of the previous
+// kernel's output); the scan's last tile zeroes its control words.
+//
+// kFused: encode_kernel, the CAVLCU kernel with the assembly's position scan folded in, then emit.
+// One thread block per region of kWarps macroblocks, regions in ticket order (atomic counter, so a region
+// only ever waits on regions that started before it). Per region:
+//   1. count every lane's block and publish the TotalCoeff records; wait for the left / top regions as
+//      code_frame_cuda's fused kernel does;
 //   2. code the 27 slots of every macroblock; the warp sum of the slot lengths is the macroblock's residual
 //      length R;
 //   3. the macroblock's position step (assemble_frame.cu: x + lead + R, I_PCM ceil8(x + lead) + 3072,
 //      skipped identity, the slice's tail and padding after its last macroblock), the region's composed
 //      step, and its start position by decoupled look-back over earlier regions (lookback(), shared with
 //      the assembly's scan); pos[] and info[] for the emit kernel;
-//   4. the last region to finish (a done counter) zeroes the ticket, the done counter, the fused flags and
-//      the look-back status words of this call: the workspace is ready for the next call.
+//   4. the last region to finish (a done counter) zeroes the ticket, the done counter, the flags and the
+//      look-back status words of this call: the workspace is ready for the next call.
+// Fewer launches, but the look-back over 8-macroblock regions costs more than it saves from 720p up
+// (docs/benchmarks.md); kept for small frames and as the measured alternative.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -57,8 +64,8 @@ __device__ __forceinline__ Step mb_step(const EncodeArgs& p, int a, int kind, ui
   return e;
 }
 
-template <int kMode>  // kModeFused or kModeCode
 __global__ void __launch_bounds__(kThreads, 6) encode_kernel(EncodeArgs p) {
+  constexpr int kMode = kModeFused;
   __shared__ uint32_t s_tab[kTableWords];
   __shared__ uint32_t s_tc[kWarps][kTcWords];
   __shared__ Step s_step[kWarps];
@@ -67,6 +74,7 @@ __global__ void __launch_bounds__(kThreads, 6) encode_kernel(EncodeArgs p) {
   __shared__ bool s_last;
   const Frame& f = p.f;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  pdl_trigger();
   for (int i = threadIdx.x; i < kTableWords; i += kThreads) s_tab[i] = reinterpret_cast<const uint32_t*>(&g_tables)[i];
   const DeviceTables& T = *reinterpret_cast<const DeviceTables*>(s_tab);
   if (threadIdx.x == 0) s_region = static_cast<int>(atomicAdd(f.ticket, 1u));
@@ -159,17 +167,19 @@ gpu::CudaError invalid(int line) {
 
 constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-// [ticket, done, flags[nregions], status[nregions]] (zero between calls) | agg | inc | tc | pos | info
+// [ticket, done, flags[cap regions], status[cap regions]] (zero between calls) | agg | inc | tc | pos | info.
+// The control words are laid out for the workspace's capacity, not for the call's n_mbs, so that they sit
+// at the same place in every call that passes the same workspace_bytes, whatever its frame size.
 struct Workspace {
   uint32_t *ticket, *done, *flags, *status;
   uint64_t *agg, *inc, *pos;
-  uint32_t* tc;
+  uint32_t *tc, *mb_bits;
   int32_t* info;
-  size_t bytes;
+  size_t ctrl_bytes, bytes;
 };
 
-Workspace carve(void* base, int n_mbs) {
-  const size_t nmb = static_cast<size_t>(n_mbs);
+Workspace carve(void* base, int cap_mbs) {
+  const size_t nmb = static_cast<size_t>(cap_mbs);
   const size_t nregions = (nmb + kWarps - 1) / kWarps;
   uint8_t* p = static_cast<uint8_t*>(base);
   Workspace w{};
@@ -178,7 +188,8 @@ Workspace carve(void* base, int n_mbs) {
   w.done = w.ticket + 1;
   w.flags = w.ticket + 2;
   w.status = w.flags + nregions;
-  at = align_up((2 + 2 * nregions) * 4, 256);
+  w.ctrl_bytes = (2 + 2 * nregions) * 4;
+  at = align_up(w.ctrl_bytes, 256);
   w.agg = reinterpret_cast<uint64_t*>(p + at);
   at = align_up(at + nregions * 16, 256);
   w.inc = reinterpret_cast<uint64_t*>(p + at);
@@ -189,8 +200,21 @@ Workspace carve(void* base, int n_mbs) {
   at = align_up(at + (nmb + 1) * 8, 256);
   w.info = reinterpret_cast<int32_t*>(p + at);
   at = align_up(at + nmb * 4, 256);
+  w.mb_bits = reinterpret_cast<uint32_t*>(p + at);
+  at = align_up(at + nmb * 4, 256);
   w.bytes = at;
   return w;
+}
+
+// The largest frame part (macroblocks) a workspace of `bytes` holds; 0 if none. carve() grows with cap.
+int capacity(size_t bytes) {
+  if (bytes < carve(nullptr, 1).bytes) return 0;
+  int lo = 1, hi = kFrameCudaMaxMbs;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (carve(nullptr, mid).bytes <= bytes) lo = mid; else hi = mid - 1;
+  }
+  return lo;
 }
 
 bool misaligned(const void* ptr, uintptr_t a) { return reinterpret_cast<uintptr_t>(ptr) % a != 0; }
@@ -225,23 +249,16 @@ gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& 
   if (in.records_bit % 8 != 0 || reinterpret_cast<const uint8_t*>(in.records) != in.arena + in.records_bit / 8 ||
       in.slots_bit % 32 != 0)
     return invalid(__LINE__);
-  if (workspace_bytes < encode_frame_cuda_workspace_bytes(in.n_mbs)) return invalid(__LINE__);
+  const int cap = capacity(workspace_bytes);
+  if (cap < in.n_mbs) return invalid(__LINE__);
 
-  const Workspace ws = carve(workspace, in.n_mbs);
+  const Workspace ws = carve(workspace, cap);
   const int nregions = (in.n_mbs + kWarps - 1) / kWarps;
   // The slot area is part of the arena: written here, read by the emit kernel.
   uint8_t* slot_bits = const_cast<uint8_t*>(in.arena) + in.slots_bit / 8;
-  const Frame f{in.records, slice_index, slot_bits, slot_len, ws.ticket, ws.flags, ws.tc, mb_width, in.n_mbs, nregions};
+  Frame f{in.records, slice_index, slot_bits, slot_len, ws.ticket, ws.flags, ws.tc, mb_width, in.n_mbs, nregions, nullptr};
   const EncodeArgs ea{f,      in.lead, in.slices, in.n_slices, ws.done, ws.status,
                       ws.agg, ws.inc,  ws.pos,    ws.info,     total};
-  if (variant == FrameCudaVariant::kTwoPass) {
-    frame_kernel<kModeCount><<<nregions, kThreads, 0, stream>>>(f);
-    GPUEC_CUDA_CHECK_LAUNCH();
-    encode_kernel<kModeCode><<<nregions, kThreads, 0, stream>>>(ea);
-  } else {
-    encode_kernel<kModeFused><<<nregions, kThreads, 0, stream>>>(ea);
-  }
-  GPUEC_CUDA_CHECK_LAUNCH();
   const EmitArgs em{reinterpret_cast<const uint32_t*>(in.arena),
                     in.records_bit,
                     in.slots_bit,
@@ -255,8 +272,23 @@ gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& 
                     reinterpret_cast<uint32_t*>(out),
                     out_bytes / 4,
                     results};
-  emit_kernel<<<(in.n_mbs + kEmitWarps - 1) / kEmitWarps, kEmitWarps * 32, 0, stream>>>(em);
-  GPUEC_CUDA_CHECK_LAUNCH();
+  if (variant == FrameCudaVariant::kTwoPass) {
+    // count, code, scan, emit: the kernels of code_frame_cuda (two-pass) and assemble_frame_cuda, each
+    // launched to overlap the end of the one before (PDL); the scan clears its control words itself.
+    f.mb_bits = ws.mb_bits;  // the code pass sums each macroblock's slots for the scan
+    frame_kernel<kModeCount><<<nregions, kThreads, 0, stream>>>(f);
+    GPUEC_CUDA_CHECK_LAUNCH();
+    GPUEC_CUDA_CHECK(launch_pdl(frame_kernel<kModeCode>, nregions, kThreads, stream, f));
+    const int tiles = (in.n_mbs + kScanThreads - 1) / kScanThreads;
+    const ScanArgs sa{in.records, slot_len, in.lead, in.slices, in.n_mbs, in.n_slices, ws.ticket, ws.status,
+                      ws.agg,     ws.inc,   ws.pos,  ws.info,   total,    ws.done,      ws.mb_bits};
+    GPUEC_CUDA_CHECK(launch_pdl(scan_kernel, tiles, kScanThreads, stream, sa));
+  } else {
+    // the fused kernel (coding, position steps, look-back over regions), then emit
+    encode_kernel<<<nregions, kThreads, 0, stream>>>(ea);
+    GPUEC_CUDA_CHECK_LAUNCH();
+  }
+  GPUEC_CUDA_CHECK(launch_pdl(emit_kernel, (in.n_mbs + kEmitWarps - 1) / kEmitWarps, kEmitWarps * 32, stream, em));
   return {};
 }
 

@@ -101,7 +101,7 @@ gpu::CudaError code_frame_cuda_variant(FrameCudaVariant variant, const gpuec_mb*
   const int nmb = mb_width * mb_height;
   const int nregions = (nmb + kWarps - 1) / kWarps;
   const Workspace ws = carve(workspace, nmb, nregions);
-  const Frame f{records, slice_id, bits, len, ws.ticket, ws.flags, ws.tc, mb_width, nmb, nregions};
+  const Frame f{records, slice_id, bits, len, ws.ticket, ws.flags, ws.tc, mb_width, nmb, nregions, nullptr};
   if (variant == FrameCudaVariant::kFused || variant == FrameCudaVariant::kFusedPersistent) {
     int grid = nregions;
     if (variant == FrameCudaVariant::kFusedPersistent) {
@@ -113,8 +113,7 @@ gpu::CudaError code_frame_cuda_variant(FrameCudaVariant variant, const gpuec_mb*
   } else if (variant == FrameCudaVariant::kTwoPass) {
     frame_kernel<kModeCount><<<nregions, kThreads, 0, stream>>>(f);
     GPUEC_CUDA_CHECK_LAUNCH();
-    frame_kernel<kModeCode><<<nregions, kThreads, 0, stream>>>(f);
-    GPUEC_CUDA_CHECK_LAUNCH();
+    GPUEC_CUDA_CHECK(launch_pdl(frame_kernel<kModeCode>, nregions, kThreads, stream, f));
   } else {
     return invalid(__LINE__);
   }

@@ -297,6 +297,7 @@ struct Frame {
   uint32_t* flags;    // fused: per region, 1 once its TotalCoeff records are in `tc`
   uint32_t* tc;       // kTcWords per macroblock
   int mb_width, nmb, nregions;
+  uint32_t* mb_bits;  // nullptr, or [nmb]: the code pass writes each macroblock's residual bits (slot sum)
 };
 
 __device__ __forceinline__ void wait_region(const Frame& f, int q) {
@@ -349,12 +350,17 @@ __global__ void __launch_bounds__(kThreads, 8) frame_kernel(Frame f) {  // 8 blo
   __shared__ uint32_t s_tc[kWarps][kTcWords];
   __shared__ int s_region;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  pdl_trigger();
   if (kMode != kModeCount) {
     for (int i = threadIdx.x; i < kTableWords; i += kThreads)
       s_tab[i] = reinterpret_cast<const uint32_t*>(&g_tables)[i];
   }
   const DeviceTables& T = *reinterpret_cast<const DeviceTables*>(s_tab);
-  if (kMode == kModeCode) __syncthreads();  // tables (the fused kernel's first ticket barrier covers them)
+  if (kMode == kModeCode) {
+    pdl_wait();  // the TotalCoeff records come from the count kernel (waiting later, after the loads of the
+                 // record, keeps the whole block in registers and spills under the 32-register bound)
+    __syncthreads();  // tables (the fused kernel's first ticket barrier covers them)
+  }
   for (int iter = 0;; ++iter) {
     int r;
     if (kMode == kModeFused) {
@@ -395,7 +401,18 @@ __global__ void __launch_bounds__(kThreads, 8) frame_kernel(Frame f) {  // 8 blo
       }
       __syncthreads();
     }
-    if (active) code_mb_lane<kMode>(f, T, s_tc, L, a, first, lane);
+    if (active) {
+      int bits = code_mb_lane<kMode>(f, T, s_tc, L, a, first, lane);
+      if (f.mb_bits) {  // uniform
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        const unsigned sum = __reduce_add_sync(0xffffffffu, static_cast<unsigned>(bits));
+#else
+        unsigned sum = static_cast<unsigned>(bits);
+        for (int d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);
+#endif
+        if (lane == 0) f.mb_bits[a] = sum;
+      }
+    }
   }
 }
 
