@@ -15,8 +15,10 @@ import re
 import statistics
 import sys
 
+STAGE = "gpu_encode_twopass_us"  # what the stage runs (encode_frame_cuda kTwoPass); older CSVs: gpu_stage_us
+
 SERIES = [  # column, label, style
-    ("gpu_stage_us", "GPU stage, data on the GPU (code + scan + pack)", dict(color="tab:green", marker="o")),
+    (STAGE, "GPU stage, data on the GPU (code + scan + pack)", dict(color="tab:green", marker="o")),
     ("stage_xfer_us", "GPU stage with transfers (stage C API)", dict(color="tab:blue", marker="s")),
     ("cpu_stage_us", "CPU stage, one core", dict(color="tab:red", marker="^")),
     ("x264_writer_us", "x264's residual writer, one core", dict(color="black", marker="x", linestyle="--")),
@@ -48,32 +50,40 @@ def load(frames_csv, x264_csv):
         cols = {k: median([float(r[k]) for r in rs]) for k in rs[0] if k.endswith("_us") or k.endswith("_bytes")
                 or k in ("mbs", "coded_mbs", "mb_width", "mb_height", "slices")}
         cols["frames"] = len(rs)
+        for k in ("gpu_encode_us", STAGE):  # CSVs from before encode_frame_cuda
+            if k not in cols:
+                cols[k] = cols["gpu_stage_us"] if k == STAGE else float("nan")
         cols["x264_writer_us"] = median(writer.get(cap, []))
         table[(clip, qp)] = cols
     return table, clips
 
 
 def print_table(table, clips, link_gbs=55.0):
-    print("| clip | QP | frames | MBs | coded MBs | GPU code µs | GPU stage µs | two-pass µs | with transfers µs "
-          "| CPU stage µs | CPU twin µs | x264 writer µs | CPU/GPU stage | x264/GPU stage | x264/with transfers "
-          "| H2D KiB | D2H KiB | at %.0f GB/s µs |" % link_gbs)
-    print("|---|" + "---:|" * 17)
+    print("| clip | QP | frames | MBs | coded MBs | GPU code µs | GPU stage µs | code + assemble µs "
+          "| code + assemble, two-pass µs | encode fused µs | with transfers µs | CPU stage µs | CPU twin µs "
+          "| x264 writer µs | CPU/GPU stage | x264/GPU stage | x264/with transfers | H2D KiB | D2H KiB "
+          "| at %.0f GB/s µs |" % link_gbs)
+    print("|---|" + "---:|" * 19)
     for clip in clips:
         for qp in sorted(q for c, q in table if c == clip):
             c = table[(clip, qp)]
             ratio = lambda a, b: c[a] / c[b] if c[b] > 0 else float("nan")
-            print("| %s | %d | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f "
-                  "| %.0f | %.0f | %.1f |" % (
-                      clip, qp, c["frames"], c["mbs"], c["coded_mbs"], c["gpu_code_us"], c["gpu_stage_us"],
-                      c["gpu_stage_twopass_us"], c["stage_xfer_us"], c["cpu_stage_us"], c["cpu_twin_us"],
-                      c["x264_writer_us"], ratio("cpu_stage_us", "gpu_stage_us"),
-                      ratio("x264_writer_us", "gpu_stage_us"), ratio("x264_writer_us", "stage_xfer_us"),
+            print("| %s | %d | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f "
+                  "| %.1f | %.1f | %.2f | %.0f | %.0f | %.1f |" % (
+                      clip, qp, c["frames"], c["mbs"], c["coded_mbs"], c["gpu_code_twopass_us"], c[STAGE],
+                      c["gpu_stage_us"], c["gpu_stage_twopass_us"], c["gpu_encode_us"], c["stage_xfer_us"],
+                      c["cpu_stage_us"], c["cpu_twin_us"], c["x264_writer_us"], ratio("cpu_stage_us", STAGE),
+                      ratio("x264_writer_us", STAGE), ratio("x264_writer_us", "stage_xfer_us"),
                       c["h2d_bytes"] / 1024, c["d2h_bytes"] / 1024,
                       (c["h2d_bytes"] + c["d2h_bytes"]) / (link_gbs * 1e3)))
     print()
-    print("Medians over the frames of per-frame medians. GPU stage: code_frame_cuda + assemble_frame_cuda with the "
-          "data on the GPU (CUDA events); with transfers: gpuec_frame_submit + gpuec_frame_complete (host clock); "
-          "CPU stage: encode_slice_ref; x264 writer: the timed x264's residual writer (X264_RESIDUAL_TIMES).")
+    print("Medians over the frames of per-frame medians, CUDA events for the GPU columns (data on the GPU). GPU code: "
+          "code_frame_cuda two-pass. GPU stage: encode_frame_cuda two-pass (count, code, scan, emit chained by "
+          "programmatic dependent launch, no memset), what the stage runs. code + assemble: code_frame_cuda fused + "
+          "assemble_frame_cuda (memsets, separate launches); two-pass: the same with the two-pass coder. encode "
+          "fused: encode_frame_cuda kFused (coding and scan in one kernel). With transfers: gpuec_frame_submit + "
+          "gpuec_frame_complete (host clock). CPU stage: encode_slice_ref; x264 writer: the timed x264's residual "
+          "writer (X264_RESIDUAL_TIMES).")
 
 
 def plot(table, clips, out_png):
