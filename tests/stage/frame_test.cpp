@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "../cavlc/raster.h"
 #include "stage_parts.h"
 #include "gpu_test.h"
 
@@ -46,6 +47,37 @@ TEST(StageFrame, EveryBackendMatchesTheSliceCoder) {
       gpuec_stage_destroy(st);
     }
   }
+}
+
+// Records with their levels in raster order (gpuec_mb.coef_order), mixed with scan-order ones, give the
+// slices the slice coder gives for the scan-order records.
+TEST(StageFrame, RasterOrderRecordsGiveTheSameSlices) {
+  REQUIRE_BACKEND();
+  const uint32_t seed = gpuec_test::test_seed("frame_test") + 7;
+  std::mt19937 rng(seed);
+  const int sizes[][2] = {{1, 1}, {11, 9}, {45, 36}, {120, 68}};
+  int moved = 0;
+  for (int backend : backends()) {
+    for (const auto& sz : sizes) {
+      char note[256];
+      gpuec_stage* st = gpuec_stage_create(sz[0], sz[1], backend, 0, note, sizeof note);
+      ASSERT_NE(st, nullptr) << note;
+      for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1])) {
+        for (int density : {5, 40, 100}) {
+          const Part p = make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density);
+          Part r = p;
+          r.recs = cavlc_test::mixed_orders(p.recs, rng, 70);
+          for (const gpuec_mb& m : p.recs) moved += cavlc_test::raster_differs(m);
+          run_part(st, r, std::string(gpuec_backend_name(backend)) + " " + std::to_string(sz[0]) + "x" +
+                              std::to_string(sz[1]) + " MBs, raster and scan records, seed " + std::to_string(seed),
+                   &p);
+          if (HasFailure()) break;
+        }
+      }
+      gpuec_stage_destroy(st);
+    }
+  }
+  EXPECT_GT(moved, 1000) << "too few records whose levels move between the orders: the test could not fail";
 }
 
 // x264 --sliced-threads: each thread context's stage sees whole rows in the middle of the frame.

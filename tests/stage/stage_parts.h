@@ -77,8 +77,10 @@ inline std::vector<uint8_t> expected_payload(const Part& p, const Slice& s, int6
   return out;
 }
 
-// Hands the part to the stage and checks every slice it returns.
-inline void run_part(gpuec_stage* st, const Part& p, const std::string& what) {
+// Hands the part to the stage and checks every slice it returns against the slice coder on `reference`
+// (default: p itself; a scan-order copy when p's records are in raster order).
+inline void run_part(gpuec_stage* st, const Part& p, const std::string& what, const Part* reference = nullptr) {
+  const Part& ref = reference ? *reference : p;
   for (size_t k = 0; k < p.slices.size(); ++k) {
     const Slice& s = p.slices[k];
     gpuec_slice_begin(st, s.first_mb, s.start_bit);
@@ -99,7 +101,7 @@ inline void run_part(gpuec_stage* st, const Part& p, const std::string& what) {
   for (size_t k = 0; k < p.slices.size(); ++k) {
     const Slice& s = p.slices[k];
     int64_t rbsp_bits = 0;
-    const std::vector<uint8_t> want = expected_payload(p, s, &rbsp_bits);
+    const std::vector<uint8_t> want = expected_payload(ref, s, &rbsp_bits);
     int tag = -1;
     const uint8_t* payload = nullptr;
     int64_t bytes = 0, added = 0;

@@ -85,7 +85,9 @@ class Coder final : public CudaCoder {
     d_total_ = reinterpret_cast<uint64_t*>(d_results_ + cap_);
     ws_bytes_ = cavlc::encode_frame_cuda_workspace_bytes(static_cast<int>(mbs_));
     if ((e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess) return fail(why, describe(e, "cudaMalloc (workspace)"));
-    if ((e = cudaMemset(d_ws_, 0, ws_bytes_)) != cudaSuccess) return fail(why, describe(e, "cudaMemset (workspace)"));
+    // On the coder's stream: a non-blocking stream is not ordered after work on the legacy default stream.
+    if ((e = cudaMemsetAsync(d_ws_, 0, ws_bytes_, stream_)) != cudaSuccess)
+      return fail(why, describe(e, "cudaMemsetAsync (workspace)"));
     return grow_device_arena(h_skel_cap_, why) && grow_device_out(h_out_cap_, why);
   }
 
@@ -237,7 +239,8 @@ class Coder final : public CudaCoder {
     d_arena_ = nullptr;
     cudaError_t e;
     if ((e = cudaMalloc(&d_arena_, total)) != cudaSuccess) return fail(why, describe(e, "cudaMalloc (arena)"));
-    if ((e = cudaMemset(d_arena_ + skel_cap, 0, kZeroBytes)) != cudaSuccess) return fail(why, describe(e, "cudaMemset"));
+    if ((e = cudaMemsetAsync(d_arena_ + skel_cap, 0, kZeroBytes, stream_)) != cudaSuccess)
+      return fail(why, describe(e, "cudaMemsetAsync"));
     skel_cap_ = skel_cap;
     rec_off_ = rec_off;
     slot_off_ = slot_off;
