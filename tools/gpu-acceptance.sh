@@ -47,8 +47,11 @@ for p in "$H/x264-stock" "$H/x264-patched" "$H/gpuec-clip" "$B/run.sh"; do
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# OUT gets few files (the device tool returns at most 8): summary.txt, streams.md5, logs.tgz, stream parts.
 export GPUEC_SHARED_DIR=$B/data LD_LIBRARY_PATH=$H/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONUNBUFFERED=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-acceptance.XXXXXX")
+logs=$work/logs
+mkdir -p "$logs"
 summary=$out/summary.txt
 : >"$summary"
 fail=0
@@ -59,30 +62,30 @@ step() {  # name status
 if [ "$skip_tests" -eq 0 ]; then
   for t in cavlc_capture_cuda_test cavlc_assemble_frame_cuda_test; do
     [ -x "$B/bin/$t" ] || continue
-    "$B/bin/$t" >"$out/$t.all-captures.log" 2>&1
+    "$B/bin/$t" >"$logs/$t.all-captures.log" 2>&1
     step "$t, every capture" $?
   done
   mkdir -p "$work/sub"
   for c in fqcif_qp26_medium_smm37_t1_ir suzie_qp12_pcm_s1_t1_ref1; do
     cp "$B/data/captures/$c".cap* "$work/sub/" 2>/dev/null
   done
-  GPUEC_CAPTURES=$work/sub bash "$B/run.sh" "$work/run" >"$out/run.log" 2>&1
+  GPUEC_CAPTURES=$work/sub bash "$B/run.sh" "$logs/run" >"$logs/run.log" 2>&1
   step "run.sh (tests, memcheck, racecheck)" $?
-  cp "$work/run/summary.txt" "$out/run-summary.txt" 2>/dev/null
+  sed 's/^/    /' "$logs/run/summary.txt" >>"$summary" 2>/dev/null
 fi
 
 C=(--stock "$H/x264-stock" --patched "$H/x264-patched" --clip-tool "$H/gpuec-clip" --clip-cache "$work/clips"
    --backend cuda)
 python3 "$repo/tools/conformance.py" "${C[@]}" --work "$work/m" --decode-later "$work/streams/matrix" \
-  >"$out/matrix.log" 2>&1
-step "matrix.tsv, cuda: $(tail -1 "$out/matrix.log")" $?
+  >"$logs/matrix.log" 2>&1
+step "matrix.tsv, cuda: $(tail -1 "$logs/matrix.log")" $?
 python3 "$repo/tools/conformance.py" "${C[@]}" --work "$work/m1080" --matrix "$repo/tests/e2e/matrix-1080p.tsv" \
-  --decode-later "$work/streams/matrix-1080p" >"$out/matrix-1080p.log" 2>&1
-step "matrix-1080p.tsv, cuda: $(tail -1 "$out/matrix-1080p.log")" $?
+  --decode-later "$work/streams/matrix-1080p" >"$logs/matrix-1080p.log" 2>&1
+step "matrix-1080p.tsv, cuda: $(tail -1 "$logs/matrix-1080p.log")" $?
 python3 "$repo/tools/conformance.py" "${C[@]}" --work "$work/fa" --decode-later "$work/streams/fail-at" \
   --fail-at-frame 3 --case fqcif_qp26_medium_smm37_t1_ir --case fqcif_qp10_ultrafast_s9_t3_ir \
-  --case fqcif_qp0_medium_smm37_st3_key1 >"$out/fail-at.log" 2>&1
-step "--fail-at-frame 3: $(tail -1 "$out/fail-at.log")" $?
+  --case fqcif_qp0_medium_smm37_st3_key1 >"$logs/fail-at.log" 2>&1
+step "--fail-at-frame 3: $(tail -1 "$logs/fail-at.log")" $?
 
 (cd "$work/streams" && find . -name '*.264' | sort | xargs md5sum) >"$out/streams.md5"
 echo "$(wc -l <"$out/streams.md5") streams in streams.md5" | tee -a "$summary"
@@ -97,6 +100,7 @@ if [ -n "$streams" ]; then
     echo "streams: $n parts of 15 MiB, more than --max-parts $max_parts: not copied" | tee -a "$summary"
   fi
 fi
+(cd "$work" && tar czf "$out/logs.tgz" logs)
 rm -rf "$work"
 [ "$fail" -eq 0 ] && echo "gpu-acceptance: every step passed" | tee -a "$summary"
 exit "$fail"
