@@ -12,7 +12,9 @@
 //   gpu_stage_twopass_us  the same with kTwoPass;
 //   gpu_encode_us         encode_frame_cuda kFused (coding and scan fused, then emit: 2 kernels, no memset);
 //   gpu_encode_twopass_us encode_frame_cuda kTwoPass (count, code, scan, emit chained by programmatic
-//                         dependent launch, no memset): what the stage runs;
+//                         dependent launch, no memset);
+//   gpu_encode_hosttc_us  the same with the TotalCoeff records from the host (cavlc::tc_record of the commit
+//                         check's totals, uploaded with the records), no count kernel: what the stage runs;
 //   stage_xfer_us         gpuec_frame_submit + gpuec_frame_complete through the stage's C API, backend
 //                         cuda (host clock): H2D from pinned memory, the kernels, D2H. The slices are fed
 //                         (gpuec_slice_begin, gpuec_mb_skip / gpuec_mb_next + commit, gpuec_slice_defer)
@@ -21,7 +23,8 @@
 //   cpu_twin_us           code_frame_ref + assemble_frame_ref, the kernels' CPU twin, one core.
 // GPU times: CUDA events around the calls on one stream, W warm-up calls, median of R. Host times:
 // steady_clock, median of R (CPU: of --cpu-repeats). Bytes per frame as the stage moves them: H2D the
-// records (n * 832), slice ids (n * 4), leads (n * 16), slices (24 each) and the skeleton copies; D2H
+// records (n * 832), slice ids (n * 4), leads (n * 16), TotalCoeff records (n * 32), slices (24 each) and
+// the skeleton copies; D2H
 // the frame output (whole 16-byte units), the slice results (16 each) and the total (8).
 //
 // Checks (any failure: exit 1): per frame once, the CPU twin's slices equal the capture (bit count and
@@ -239,8 +242,8 @@ bool build_frames(const std::vector<gpuec::CapturedSlice>& caps, std::vector<Fra
 struct Row {
   int frame = 0, w = 0, h = 0, slices = 0, mbs = 0, coded = 0, residual = 0;
   uint64_t skel_bytes = 0, payload_bytes = 0, out_bytes = 0, h2d = 0, d2h = 0;
-  double gpu_code = 0, gpu_code_2p = 0, gpu_stage = 0, gpu_stage_2p = 0, gpu_enc = 0, gpu_enc_2p = 0, xfer = 0,
-         cpu_stage = 0, cpu_twin = 0;
+  double gpu_code = 0, gpu_code_2p = 0, gpu_stage = 0, gpu_stage_2p = 0, gpu_enc = 0, gpu_enc_2p = 0,
+         gpu_enc_tc = 0, xfer = 0, cpu_stage = 0, cpu_twin = 0;
 };
 
 // The arena of a frame part, host and device alike (cuda/coder.cu): [0, skel_cap) skeleton copies,
@@ -336,6 +339,7 @@ class CaptureBench {
     ws_enc_ = cavlc::encode_frame_cuda_workspace_bytes(mbs);
     CHECK_CUDA(cudaMalloc(&d_ws_enc_, ws_enc_));
     CHECK_CUDA(cudaMemset(d_ws_enc_, 0, ws_enc_));
+    CHECK_CUDA(cudaMalloc(&d_tc_, static_cast<size_t>(mbs) * cavlc::kTcRecordBytes));
     CHECK_CUDA(cudaMemset(d_arena_, 0, lay_.bytes));
     CHECK_CUDA(cudaStreamCreate(&stream_));
     CHECK_CUDA(cudaEventCreate(&e0_));
@@ -355,7 +359,8 @@ class CaptureBench {
     CHECK_CUDA(cudaStreamDestroy(stream_));
     for (void* p : {static_cast<void*>(d_arena_), static_cast<void*>(d_out_), static_cast<void*>(d_sid_),
                     static_cast<void*>(d_lead_), static_cast<void*>(d_slices_), static_cast<void*>(d_res_),
-                    static_cast<void*>(d_total_), static_cast<void*>(d_len_), d_ws_code_, d_ws_asm_, d_ws_enc_})
+                    static_cast<void*>(d_total_), static_cast<void*>(d_len_), d_ws_code_, d_ws_asm_, d_ws_enc_,
+                    static_cast<void*>(d_tc_)})
       CHECK_CUDA(cudaFree(p));
   }
 
@@ -394,8 +399,9 @@ class CaptureBench {
                  " bits, the capture " + std::to_string(hd.out_bits) + " (or another hash)");
       row.payload_bytes += (twin_res_[k].bits + 7) / 8;
     }
-    // As cuda/coder.cu moves them: 5 uploads; the output in whole 16-byte units, the results, the total.
-    row.h2d = static_cast<uint64_t>(f.n) * (sizeof(gpuec_mb) + sizeof(int32_t) + sizeof(cavlc::MbLead)) +
+    // As cuda/coder.cu moves them: 6 uploads; the output in whole 16-byte units, the results, the total.
+    row.h2d = static_cast<uint64_t>(f.n) *
+                  (sizeof(gpuec_mb) + sizeof(int32_t) + sizeof(cavlc::MbLead) + cavlc::kTcRecordBytes) +
               static_cast<uint64_t>(ns) * sizeof(cavlc::FrameSlice) + f.skel_used;
     row.d2h = round_up(row.out_bytes, 16) + static_cast<uint64_t>(ns) * sizeof(cavlc::SliceResult) + sizeof(uint64_t);
 
@@ -403,7 +409,7 @@ class CaptureBench {
       gpu_resident(f, what, &row);
       through_stage(f, what, &row);
     } else {
-      row.gpu_code = row.gpu_code_2p = row.gpu_stage = row.gpu_stage_2p = row.gpu_enc = row.gpu_enc_2p = row.xfer = NAN;
+      row.gpu_code = row.gpu_code_2p = row.gpu_stage = row.gpu_stage_2p = row.gpu_enc = row.gpu_enc_2p = row.gpu_enc_tc = row.xfer = NAN;
     }
 
     // The CPU stage (encode_slice_ref per slice, as gpuec-bench-stage) and the CPU twin, one core.
@@ -451,20 +457,29 @@ class CaptureBench {
       check_call(cavlc::assemble_frame_cuda(d_in, d_out_, max_out_, d_res_, d_total_, d_ws_asm_, ws_asm_, stream_),
                  "assemble_frame_cuda");
     };
-    auto encode = [&](cavlc::FrameCudaVariant v) {
+    // The stage's TotalCoeff records (computed at its commit check), uploaded with the other inputs.
+    std::vector<uint8_t> tc(static_cast<size_t>(f.n) * cavlc::kTcRecordBytes, 0);
+    for (int a = 0; a < f.n; ++a) {
+      uint8_t totals[GPUEC_TC_COUNT];
+      if (cavlc::mb_totals(f.recs[static_cast<size_t>(a)], totals) >= 0)
+        cavlc::tc_record(totals, tc.data() + static_cast<size_t>(a) * cavlc::kTcRecordBytes);
+    }
+    CHECK_CUDA(cudaMemcpy(d_tc_, tc.data(), tc.size(), cudaMemcpyHostToDevice));
+    auto encode = [&](cavlc::FrameCudaVariant v, bool host_tc = false) {
       check_call(cavlc::encode_frame_cuda(v, d_in, f.w, d_sid_, d_len_, d_out_, max_out_, d_res_, d_total_, d_ws_enc_,
-                                          ws_enc_, stream_),
+                                          ws_enc_, stream_, host_tc ? d_tc_ : nullptr),
                  "encode_frame_cuda");
     };
     const uint64_t out_bytes = vle::packed_bytes(twin_total_);
-    for (int run = 0; run < 4; ++run) {
-      const cavlc::FrameCudaVariant v = run % 2 ? cavlc::FrameCudaVariant::kTwoPass : cavlc::FrameCudaVariant::kFused;
+    for (int run = 0; run < 5; ++run) {
+      const cavlc::FrameCudaVariant v = run % 2 || run == 4 ? cavlc::FrameCudaVariant::kTwoPass
+                                                            : cavlc::FrameCudaVariant::kFused;
       const std::string vw = what + " (" + (run < 2 ? "code + assemble, " : "encode_frame_cuda, ") +
-                             cavlc::frame_cuda_variant_name(v) + ")";
+                             cavlc::frame_cuda_variant_name(v) + (run == 4 ? ", host TotalCoeff records" : "") + ")";
       // Slots zeroed on both sides (only the code words are written, frame_cuda.h); a canary after the output.
       CHECK_CUDA(cudaMemset(d_arena_ + lay_.slot_off, 0, nslots_ * cavlc::kSlotBytes));
       CHECK_CUDA(cudaMemset(d_out_, 0xA5, max_out_));
-      if (run < 2) stage(v); else encode(v);
+      if (run < 2) stage(v); else encode(v, run == 4);
       CHECK_CUDA(cudaStreamSynchronize(stream_));
       uint64_t total = 0;
       CHECK_CUDA(cudaMemcpy(&total, d_total_, sizeof total, cudaMemcpyDeviceToHost));
@@ -490,6 +505,7 @@ class CaptureBench {
     row->gpu_stage_2p = time_gpu([&] { stage(cavlc::FrameCudaVariant::kTwoPass); });
     row->gpu_enc = time_gpu([&] { encode(cavlc::FrameCudaVariant::kFused); });
     row->gpu_enc_2p = time_gpu([&] { encode(cavlc::FrameCudaVariant::kTwoPass); });
+    row->gpu_enc_tc = time_gpu([&] { encode(cavlc::FrameCudaVariant::kTwoPass, true); });
   }
 
   double time_gpu(const std::function<void()>& call) {
@@ -584,6 +600,7 @@ class CaptureBench {
   uint64_t* d_total_ = nullptr;
   uint16_t* d_len_ = nullptr;
   void *d_ws_code_ = nullptr, *d_ws_asm_ = nullptr, *d_ws_enc_ = nullptr;
+  uint8_t* d_tc_ = nullptr;
   size_t ws_code_ = 0, ws_asm_ = 0, ws_enc_ = 0;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t e0_ = nullptr, e1_ = nullptr;
@@ -677,7 +694,7 @@ int main(int argc, char** argv) {
     std::fprintf(csv, "capture,frame,mb_width,mb_height,slices,mbs,coded_mbs,residual_mbs,skeleton_bytes,"
                       "payload_bytes,output_bytes,h2d_bytes,d2h_bytes,gpu_code_us,gpu_code_twopass_us,gpu_stage_us,"
                       "gpu_stage_twopass_us,stage_xfer_us,cpu_stage_us,cpu_twin_us,gpu_encode_us,"
-                      "gpu_encode_twopass_us\n");
+                      "gpu_encode_twopass_us,gpu_encode_hosttc_us\n");
   }
   std::string gpu_name = "no GPU (--cpu-only)";
   if (!o.cpu_only) {
@@ -691,8 +708,9 @@ int main(int argc, char** argv) {
               o.cpu_repeats > 0 ? o.cpu_repeats : o.repeats);
   std::printf("# medians over the frames of the per-frame medians; times in us; link_us: (H2D + D2H) bytes at %.0f "
               "GB/s; xfer_gbs: (H2D + D2H) bytes / stage_xfer\n", o.link_gbs);
-  std::printf("%-24s %6s %7s %7s %8s %8s %9s %9s %8s %8s %9s %10s %10s %10s %9s %9s %9s %8s %8s\n", "capture",
-              "frames", "MBs", "coded", "gpu_code", "code_2p", "gpu_stage", "stage_2p", "encode", "enc_2p", "xfer",
+  std::printf("%-24s %6s %7s %7s %8s %8s %9s %9s %8s %8s %8s %9s %10s %10s %10s %9s %9s %9s %8s %8s\n",
+              "capture", "frames", "MBs", "coded", "gpu_code", "code_2p", "gpu_stage", "stage_2p", "encode", "enc_2p",
+              "enc_htc", "xfer",
               "cpu_stage", "cpu_twin",
               "cpu/stage", "cpu/xfer", "h2d_KiB", "d2h_KiB", "link_us", "xfer_gbs");
   for (const std::string& path : paths) {
@@ -705,23 +723,24 @@ int main(int argc, char** argv) {
     };
     for (const Row& r : rows)
       if (csv)
-        std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
+        std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
                      name.c_str(), r.frame, r.w, r.h, r.slices, r.mbs, r.coded, r.residual,
                      static_cast<unsigned long long>(r.skel_bytes), static_cast<unsigned long long>(r.payload_bytes),
                      static_cast<unsigned long long>(r.out_bytes), static_cast<unsigned long long>(r.h2d),
                      static_cast<unsigned long long>(r.d2h), r.gpu_code, r.gpu_code_2p, r.gpu_stage, r.gpu_stage_2p,
-                     r.xfer, r.cpu_stage, r.cpu_twin, r.gpu_enc, r.gpu_enc_2p);
+                     r.xfer, r.cpu_stage, r.cpu_twin, r.gpu_enc, r.gpu_enc_2p, r.gpu_enc_tc);
     if (csv) std::fflush(csv);
     const double gs = col([](const Row& r) { return r.gpu_stage; });
     const double xf = col([](const Row& r) { return r.xfer; });
     const double cs = col([](const Row& r) { return r.cpu_stage; });
     const double moved = col([](const Row& r) { return r.h2d + r.d2h; });
-    std::printf("%-24s %6zu %7.0f %7.0f %8.1f %8.1f %9.1f %9.1f %8.1f %8.1f %9.1f %10.1f %10.1f %10.2f %9.2f %9.0f "
-                "%9.0f %8.1f %8.2f\n",
+    std::printf("%-24s %6zu %7.0f %7.0f %8.1f %8.1f %9.1f %9.1f %8.1f %8.1f %8.1f %9.1f %10.1f %10.1f %10.2f %9.2f "
+                "%9.0f %9.0f %8.1f %8.2f\n",
                 name.c_str(), rows.size(), col([](const Row& r) { return r.mbs; }),
                 col([](const Row& r) { return r.coded; }), col([](const Row& r) { return r.gpu_code; }),
                 col([](const Row& r) { return r.gpu_code_2p; }), gs, col([](const Row& r) { return r.gpu_stage_2p; }),
-                col([](const Row& r) { return r.gpu_enc; }), col([](const Row& r) { return r.gpu_enc_2p; }), xf, cs, col([](const Row& r) { return r.cpu_twin; }), cs / gs, cs / xf,
+                col([](const Row& r) { return r.gpu_enc; }), col([](const Row& r) { return r.gpu_enc_2p; }),
+                col([](const Row& r) { return r.gpu_enc_tc; }), xf, cs, col([](const Row& r) { return r.cpu_twin; }), cs / gs, cs / xf,
                 col([](const Row& r) { return r.h2d; }) / 1024, col([](const Row& r) { return r.d2h; }) / 1024,
                 moved / (o.link_gbs * 1e3), moved / xf * 1e-3);
     std::fflush(stdout);

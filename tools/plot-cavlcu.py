@@ -15,7 +15,7 @@ import re
 import statistics
 import sys
 
-STAGE = "gpu_encode_twopass_us"  # what the stage runs (encode_frame_cuda kTwoPass); older CSVs: gpu_stage_us
+STAGE = "gpu_encode_hosttc_us"  # what the stage runs (encode_frame_cuda kTwoPass, host TotalCoeff records)
 
 SERIES = [  # column, label, style
     (STAGE, "GPU stage, data on the GPU (code + scan + pack)", dict(color="tab:green", marker="o")),
@@ -50,36 +50,40 @@ def load(frames_csv, x264_csv):
         cols = {k: median([float(r[k]) for r in rs]) for k in rs[0] if k.endswith("_us") or k.endswith("_bytes")
                 or k in ("mbs", "coded_mbs", "mb_width", "mb_height", "slices")}
         cols["frames"] = len(rs)
-        for k in ("gpu_encode_us", STAGE):  # CSVs from before encode_frame_cuda
+        for k in ("gpu_encode_us", "gpu_encode_twopass_us", STAGE):  # CSVs of older versions
             if k not in cols:
-                cols[k] = cols["gpu_stage_us"] if k == STAGE else float("nan")
+                cols[k] = float("nan")
+        if cols[STAGE] != cols[STAGE]:  # the stage's path of that version
+            cols[STAGE] = cols["gpu_encode_twopass_us"] if cols["gpu_encode_twopass_us"] == cols["gpu_encode_twopass_us"] \
+                else cols["gpu_stage_us"]
         cols["x264_writer_us"] = median(writer.get(cap, []))
         table[(clip, qp)] = cols
     return table, clips
 
 
 def print_table(table, clips, link_gbs=55.0):
-    print("| clip | QP | frames | MBs | coded MBs | GPU code µs | GPU stage µs | code + assemble µs "
-          "| code + assemble, two-pass µs | encode fused µs | with transfers µs | CPU stage µs | CPU twin µs "
-          "| x264 writer µs | CPU/GPU stage | x264/GPU stage | x264/with transfers | H2D KiB | D2H KiB "
-          "| at %.0f GB/s µs |" % link_gbs)
-    print("|---|" + "---:|" * 19)
+    print("| clip | QP | frames | MBs | coded MBs | GPU code µs | GPU stage µs | with GPU count µs "
+          "| code + assemble µs | code + assemble, two-pass µs | encode fused µs | with transfers µs | CPU stage µs "
+          "| CPU twin µs | x264 writer µs | CPU/GPU stage | x264/GPU stage | x264/with transfers | H2D KiB "
+          "| D2H KiB | at %.0f GB/s µs |" % link_gbs)
+    print("|---|" + "---:|" * 20)
     for clip in clips:
         for qp in sorted(q for c, q in table if c == clip):
             c = table[(clip, qp)]
             ratio = lambda a, b: c[a] / c[b] if c[b] > 0 else float("nan")
             print("| %s | %d | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f "
-                  "| %.1f | %.1f | %.2f | %.0f | %.0f | %.1f |" % (
+                  "| %.1f | %.1f | %.1f | %.2f | %.0f | %.0f | %.1f |" % (
                       clip, qp, c["frames"], c["mbs"], c["coded_mbs"], c["gpu_code_twopass_us"], c[STAGE],
-                      c["gpu_stage_us"], c["gpu_stage_twopass_us"], c["gpu_encode_us"], c["stage_xfer_us"],
+                      c["gpu_encode_twopass_us"], c["gpu_stage_us"], c["gpu_stage_twopass_us"], c["gpu_encode_us"], c["stage_xfer_us"],
                       c["cpu_stage_us"], c["cpu_twin_us"], c["x264_writer_us"], ratio("cpu_stage_us", STAGE),
                       ratio("x264_writer_us", STAGE), ratio("x264_writer_us", "stage_xfer_us"),
                       c["h2d_bytes"] / 1024, c["d2h_bytes"] / 1024,
                       (c["h2d_bytes"] + c["d2h_bytes"]) / (link_gbs * 1e3)))
     print()
     print("Medians over the frames of per-frame medians, CUDA events for the GPU columns (data on the GPU). GPU code: "
-          "code_frame_cuda two-pass. GPU stage: encode_frame_cuda two-pass (count, code, scan, emit chained by "
-          "programmatic dependent launch, no memset), what the stage runs. code + assemble: code_frame_cuda fused + "
+          "code_frame_cuda two-pass. GPU stage: encode_frame_cuda two-pass with the TotalCoeff records from the host "
+          "(the stage's commit check has them): code, scan, emit chained by programmatic dependent launch, no memset; "
+          "what the stage runs. With GPU count: the same with the count kernel first. code + assemble: code_frame_cuda fused + "
           "assemble_frame_cuda (memsets, separate launches); two-pass: the same with the two-pass coder. encode "
           "fused: encode_frame_cuda kFused (coding and scan in one kernel). With transfers: gpuec_frame_submit + "
           "gpuec_frame_complete (host clock). CPU stage: encode_slice_ref; x264 writer: the timed x264's residual "

@@ -37,6 +37,15 @@ uint16_t code_slot(uint8_t* slot, const int16_t* coeffs, int n, int nc) {
 
 }  // namespace
 
+void tc_record(const uint8_t totals[GPUEC_TC_COUNT], uint8_t record[kTcRecordBytes]) {
+  for (int b = 0; b < 16; ++b) record[kBlkToRaster[b]] = totals[GPUEC_TC_LUMA + b];
+  for (int i = 0; i < 8; ++i) record[16 + i] = totals[GPUEC_TC_CHROMA_AC + i];
+  record[24] = totals[GPUEC_TC_LUMA_DC];
+  record[25] = totals[GPUEC_TC_CHROMA_DC];
+  record[26] = totals[GPUEC_TC_CHROMA_DC + 1];
+  for (int i = 27; i < kTcRecordBytes; ++i) record[i] = 0;
+}
+
 int code_frame_ref(const gpuec_mb* recs, int mb_width, int mb_height, const int32_t* slice_id, uint8_t* bits,
                    uint16_t* len) {
   const int nmb = mb_width * mb_height;

@@ -30,6 +30,7 @@
 #include "cavlc/encode_frame_cuda.h"
 #include "cavlc/frame.h"
 #include "cavlc/frame_cuda.h"
+#include "cavlc/slice.h"
 #include "frame_arena.h"
 #include "gpu/device.h"
 #include "gpuec/capture.h"
@@ -63,6 +64,7 @@ struct DeviceFrame {
   DevBuf<cavlc::MbLead> lead;
   DevBuf<cavlc::FrameSlice> slices;
   DevBuf<int32_t> sid;
+  DevBuf<uint8_t> tc;  // TotalCoeff records (cavlc::tc_record) for encode_frame_cuda's tc_records
   const cavlc_test::FrameArena& f;
 
   explicit DeviceFrame(const cavlc_test::FrameArena& fa)
@@ -71,6 +73,7 @@ struct DeviceFrame {
         lead(fa.lead.size()),
         slices(fa.slices.size()),
         sid(fa.slice_id.size()),
+        tc(fa.recs.size() * cavlc::kTcRecordBytes),
         f(fa) {}
 
   // Uploads everything but the slots (canary there) and codes them. Returns false after a test failure.
@@ -97,6 +100,13 @@ struct DeviceFrame {
                          cudaMemcpyHostToDevice),
               cudaSuccess);
     EXPECT_EQ(cudaMemcpy(sid.p, f.slice_id.data(), f.slice_id.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    std::vector<uint8_t> records(f.recs.size() * cavlc::kTcRecordBytes, 0);
+    for (size_t a = 0; a < f.recs.size(); ++a) {
+      uint8_t totals[GPUEC_TC_COUNT];
+      if (cavlc::mb_totals(f.recs[a], totals) < 0) continue;  // skipped: zeros (mb_totals gives zeros too)
+      cavlc::tc_record(totals, records.data() + a * cavlc::kTcRecordBytes);
+    }
+    EXPECT_EQ(cudaMemcpy(tc.p, records.data(), records.size(), cudaMemcpyHostToDevice), cudaSuccess);
     return !::testing::Test::HasFailure();
   }
 
@@ -222,7 +232,7 @@ constexpr cavlc::FrameCudaVariant kEncodeVariants[] = {cavlc::FrameCudaVariant::
 // encode_frame_cuda (coding and assembly in one submission) from the uploaded frame (d.upload()): the slots
 // and their lengths are canary-filled before every run.
 void run_encode_and_compare(const DeviceFrame& d, const Reference& ref, uint64_t out_bytes,
-                            cavlc::FrameCudaVariant v, const std::string& what) {
+                            cavlc::FrameCudaVariant v, const std::string& what, bool host_totals = false) {
   const cavlc_test::FrameArena& f = d.f;
   const size_t ws_bytes = cavlc::encode_frame_cuda_workspace_bytes(f.n_mbs);
   ASSERT_GT(ws_bytes, 0u);
@@ -234,9 +244,10 @@ void run_encode_and_compare(const DeviceFrame& d, const Reference& ref, uint64_t
                  EXPECT_EQ(cudaMemset(d.arena.p + f.slots_off, kCanary, f.slot_bytes()), cudaSuccess);
                  EXPECT_EQ(cudaMemset(d.len.p, kCanary, f.slot_len.size() * 2), cudaSuccess);
                  return cavlc::encode_frame_cuda(v, in, f.w, d.sid.p, d.len.p, out, ob, res, total, ws,
-                                                 encode_workspace().bytes, nullptr);
+                                                 encode_workspace().bytes, nullptr, host_totals ? d.tc.p : nullptr);
                },
-               what + ", encode_frame_cuda " + cavlc::frame_cuda_variant_name(v));
+               what + ", encode_frame_cuda " + cavlc::frame_cuda_variant_name(v) +
+                   (host_totals ? " with the host's TotalCoeff records" : ""));
 }
 
 // The frame part through both GPU paths: code_frame_cuda + assemble_frame_cuda, and encode_frame_cuda
@@ -248,6 +259,8 @@ void check_all(DeviceFrame& d, const Reference& ref, uint64_t out_bytes, const s
     if (::testing::Test::HasFailure()) return;
     run_encode_and_compare(d, ref, out_bytes, v, what);
   }
+  if (::testing::Test::HasFailure()) return;
+  run_encode_and_compare(d, ref, out_bytes, cavlc::FrameCudaVariant::kTwoPass, what, true);
 }
 
 void check_frame(cavlc_test::FrameArena& f, const std::string& what) {
@@ -363,6 +376,8 @@ TEST(CavlcAssembleFrameCuda, SmallOutputBuffer) {
       run_encode_and_compare(d, ref, out_bytes, v, what);
     }
     if (HasFailure()) return;
+    run_encode_and_compare(d, ref, out_bytes, cavlc::FrameCudaVariant::kTwoPass, what, true);
+    if (HasFailure()) return;
   }
 }
 
@@ -441,6 +456,13 @@ TEST(CavlcEncodeFrameCuda, RejectsArgumentsOutOfContract) {
   EXPECT_FALSE(call(V::kTwoPass, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_TRUE(call(V::kFusedPersistent, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  EXPECT_FALSE(cavlc::encode_frame_cuda(V::kTwoPass, good, 2, d.sid.p, d.len.p, out.p, 1024, res.p, total.p, ws.p,
+                                        ws_bytes, nullptr, d.tc.p));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(cavlc::encode_frame_cuda(V::kFused, good, 2, d.sid.p, d.len.p, out.p, 1024, res.p, total.p, ws.p,
+                                       ws_bytes, nullptr, d.tc.p));  // TotalCoeff records: two-pass only
+  EXPECT_TRUE(cavlc::encode_frame_cuda(V::kTwoPass, good, 2, d.sid.p, d.len.p, out.p, 1024, res.p, total.p, ws.p,
+                                       ws_bytes, nullptr, d.tc.p + 2));  // misaligned
   EXPECT_TRUE(call(V::kFused, good, 3, d.len.p, out.p, 1024, ws.p, ws_bytes));  // 4 MBs are not rows of 3
   EXPECT_TRUE(call(V::kFused, good, 0, d.len.p, out.p, 1024, ws.p, ws_bytes));
   EXPECT_TRUE(call(V::kFused, good, 2, d.len.p + 2, out.p, 1024, ws.p, ws_bytes));  // slot_len != in.slot_len

@@ -6,7 +6,8 @@
 // Variants (cavlc/src/cuda/encode_frame.cu):
 //   kTwoPass  four kernels: TotalCoeff count, coding, position scan, emit; each launched with programmatic
 //             dependent launch (sm_90) so that it starts while the previous one ends; the scan leaves its
-//             control words zero. The stage's default (kEncodeFrameCudaDefault).
+//             control words zero. Given the TotalCoeff records (tc_records below), three: no count. The
+//             stage's default (kEncodeFrameCudaDefault), with the records of its commit check.
 //   kFused    two kernels: the CAVLCU kernel with the scan folded in (regions of 8 macroblocks from an
 //             atomic ticket code, compose their position steps and find their output position by decoupled
 //             look-back over earlier regions), then emit. Fewer launches; slower from 720p up (the
@@ -36,6 +37,10 @@
 //     faulted. One call at a time per workspace (calls on one stream are fine).
 //   - variant: FrameCudaVariant::kTwoPass or kFused; kFusedPersistent is not offered here
 //     (cudaErrorInvalidValue).
+//   - tc_records (kTwoPass only; nullptr: counted on the GPU): n_mbs TotalCoeff records of
+//     kTcRecordBytes (cavlc::tc_record of each macroblock's cavlc::mb_totals, zero for skipped ones),
+//     4-byte aligned: the TotalCoeff pass is not run (3 kernels). The entropy stage has these totals
+//     anyway (its commit check). Records that disagree with the coefficients give unspecified output.
 //   - asynchronous on `stream`, no allocation; errors are values (cudaErrorInvalidValue for arguments out
 //     of contract, else the first failing CUDA call); faults inside kernels appear at the next sync.
 #pragma once
@@ -64,6 +69,6 @@ gpu::CudaError encode_frame_cuda_workspace_clear(void* workspace, size_t workspa
 gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& in, int mb_width,
                                  const int32_t* slice_index, uint16_t* slot_len, uint8_t* out, uint64_t out_bytes,
                                  SliceResult* results, uint64_t* total, void* workspace, size_t workspace_bytes,
-                                 cudaStream_t stream);
+                                 cudaStream_t stream, const uint8_t* tc_records = nullptr);
 
 }  // namespace cavlc

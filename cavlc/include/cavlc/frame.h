@@ -37,6 +37,14 @@ constexpr int kSlotLuma = 1;
 constexpr int kSlotChromaDC = 17;
 constexpr int kSlotChromaAC = 19;
 
+// The 32-byte TotalCoeff record of a macroblock as the CAVLCU kernel's neighbour lookups read it
+// (cavlc/frame_cuda.h; encode_frame_cuda takes these instead of counting on the GPU), from the totals
+// cavlc::mb_totals gives for its record (all zero for a skipped macroblock): bytes 0..15 luma blocks in
+// raster order of the 4x4 grid (x + 4 * y), 16..23 chroma AC Cb 0..3, Cr 0..3, 24 luma DC, 25..26 chroma
+// DC Cb, Cr, 27..31 zero.
+constexpr int kTcRecordBytes = 32;
+void tc_record(const uint8_t totals[GPUEC_TC_COUNT], uint8_t record[kTcRecordBytes]);
+
 // Codes every block of the frame. Returns 0, or -1 for inconsistent input (a record whose mb_addr
 // is not its index, or a malformed record: see cavlc::mb_totals).
 int code_frame_ref(const gpuec_mb* records, int mb_width, int mb_height, const int32_t* slice_id,

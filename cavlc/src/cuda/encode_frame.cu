@@ -235,8 +235,9 @@ gpu::CudaError encode_frame_cuda_workspace_clear(void* workspace, size_t workspa
 gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& in, int mb_width,
                                  const int32_t* slice_index, uint16_t* slot_len, uint8_t* out, uint64_t out_bytes,
                                  SliceResult* results, uint64_t* total, void* workspace, size_t workspace_bytes,
-                                 cudaStream_t stream) {
+                                 cudaStream_t stream, const uint8_t* tc_records) {
   if (variant != FrameCudaVariant::kFused && variant != FrameCudaVariant::kTwoPass) return invalid(__LINE__);
+  if (tc_records && (variant != FrameCudaVariant::kTwoPass || misaligned(tc_records, 4))) return invalid(__LINE__);
   if (in.n_mbs < 1 || in.n_mbs > kFrameCudaMaxMbs || in.n_slices < 1 || mb_width < 1 || in.n_mbs % mb_width != 0)
     return invalid(__LINE__);
   if (!in.arena || !in.records || !in.slot_len || !in.lead || !in.slices || !slice_index || !out || !results ||
@@ -276,9 +277,15 @@ gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& 
     // count, code, scan, emit: the kernels of code_frame_cuda (two-pass) and assemble_frame_cuda, each
     // launched to overlap the end of the one before (PDL); the scan clears its control words itself.
     f.mb_bits = ws.mb_bits;  // the code pass sums each macroblock's slots for the scan
-    frame_kernel<kModeCount><<<nregions, kThreads, 0, stream>>>(f);
-    GPUEC_CUDA_CHECK_LAUNCH();
-    GPUEC_CUDA_CHECK(launch_pdl(frame_kernel<kModeCode>, nregions, kThreads, stream, f));
+    if (tc_records) {  // the caller's TotalCoeff records: no count pass (the code kernel only reads f.tc)
+      f.tc = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(tc_records));
+      frame_kernel<kModeCode><<<nregions, kThreads, 0, stream>>>(f);
+      GPUEC_CUDA_CHECK_LAUNCH();
+    } else {
+      frame_kernel<kModeCount><<<nregions, kThreads, 0, stream>>>(f);
+      GPUEC_CUDA_CHECK_LAUNCH();
+      GPUEC_CUDA_CHECK(launch_pdl(frame_kernel<kModeCode>, nregions, kThreads, stream, f));
+    }
     const int tiles = (in.n_mbs + kScanThreads - 1) / kScanThreads;
     const ScanArgs sa{in.records, slot_len, in.lead, in.slices, in.n_mbs, in.n_slices, ws.ticket, ws.status,
                       ws.agg,     ws.inc,   ws.pos,  ws.info,   total,    ws.done,      ws.mb_bits};

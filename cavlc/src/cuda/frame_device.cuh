@@ -21,7 +21,8 @@ namespace {
 
 constexpr int kWarps = 8;  // macroblocks per region = warps per thread block
 constexpr int kThreads = kWarps * 32;
-constexpr int kTcWords = 8;  // 32-byte TotalCoeff record per macroblock (27 bytes used)
+constexpr int kTcWords = 8;  // 32-byte TotalCoeff record per macroblock (27 bytes used; cavlc::tc_record)
+static_assert(kTcWords * 4 == kTcRecordBytes, "the TotalCoeff record of cavlc/frame.h");
 
 // Device copies of the constexpr tables of cavlc/tables.h (H.264 Tables 9-5, 9-7, 9-8, 9-9a, 9-10),
 // built at compile time from the same data; each block copies them into shared memory once.

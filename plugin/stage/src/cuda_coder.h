@@ -1,4 +1,4 @@
-// The stage's CUDA backend: one frame part per submission (code_frame_cuda + assemble_frame_cuda), pinned
+// The stage's CUDA backend: one frame part per submission (encode_frame_cuda), pinned
 // host arrays the stage fills directly, one stream. Host C++ only; built when the build has CUDA
 // (GPUEC_HAVE_CUDA), otherwise create() says why not.
 #pragma once
@@ -25,6 +25,8 @@ class CudaCoder {
   virtual int32_t* slice_ids() = 0;
   virtual cavlc::MbLead* leads() = 0;
   virtual cavlc::FrameSlice* slices() = 0;
+  // cavlc::kTcRecordBytes per record: each record's TotalCoeff record (cavlc::tc_record; zero when skipped).
+  virtual uint8_t* tc_records() = 0;
   // Pinned skeleton area (the arena bits of MbLead / FrameSlice are bits of this area) with room for
   // `bytes`; may move (contents kept). nullptr when it cannot grow. Not while a part is in flight.
   virtual uint8_t* skeleton(size_t bytes) = 0;

@@ -13,6 +13,7 @@
 
 #include "capture_writer.h"
 #include "cavlc/assemble_frame.h"
+#include "cavlc/frame.h"
 #include "cavlc/slice.h"
 #include "cuda_coder.h"
 
@@ -68,6 +69,7 @@ struct gpuec_stage {
   gpuec_mb* recs = nullptr;            // one frame + 1 (the slot handed out after a full frame)
   int32_t* slice_id = nullptr;
   cavlc::MbLead* lead = nullptr;
+  uint8_t* tc = nullptr;               // cuda arrays only: TotalCoeff records (cavlc::tc_record) per record
   std::vector<gpuec_mb> cpu_recs;
   std::vector<int32_t> cpu_slice_id;
   std::vector<cavlc::MbLead> cpu_lead;
@@ -105,6 +107,7 @@ void use_cpu_arrays(gpuec_stage* s) {
   s->recs = s->cpu_recs.data();
   s->slice_id = s->cpu_slice_id.data();
   s->lead = s->cpu_lead.data();
+  s->tc = nullptr;
 }
 
 // The CUDA backend failed: from now on the CPU codes, in this stage and (through g_cuda_failed) in every
@@ -219,6 +222,7 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
         s->recs = s->cuda->records();
         s->slice_id = s->cuda->slice_ids();
         s->lead = s->cuda->leads();
+        s->tc = s->cuda->tc_records();
       } else if (backend == GPUEC_BACKEND_CUDA) {
         set_note(note, note_size, ("cuda backend unavailable (" + why + "); using the cpu backend").c_str());
       }
@@ -300,6 +304,7 @@ int gpuec_mb_skip(gpuec_stage* s, int mb_addr) {
   m.skel_bit = 0;
   s->slice_id[s->n] = static_cast<int32_t>(s->slices.size() - 1);
   s->lead[s->n] = cavlc::MbLead{0, 0, 0};
+  if (s->tc) std::memset(s->tc + s->n * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
   ++s->n;
   return GPUEC_OK;
 }
@@ -325,6 +330,7 @@ int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
   s->slice_id[s->n] = static_cast<int32_t>(s->slices.size() - 1);
   s->lead[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
                                 static_cast<uint32_t>(m.skel_bit - c.pos), 0};
+  if (s->tc) cavlc::tc_record(totals, s->tc + s->n * cavlc::kTcRecordBytes);  // the GPU skips its count pass
   c.pos = m.skel_bit;
   ++s->n;
   return GPUEC_OK;

@@ -5,10 +5,11 @@
 //   [skel_cap, +256)              zero bytes (I_PCM alignment and slice padding)
 //   [rec_off, + cap * 832)        records
 //   [slot_off, + mbs * 27 * 96)   slot bits of code_frame_cuda
-// Per submission: 5 host-to-device copies from pinned memory, encode_frame_cuda (coding and assembly: two
-// kernels, no memset; its workspace is zeroed once here and left zeroed by every call), one kernel that
-// copies exactly the output's bytes (its size is only known on the device) into mapped pinned host memory,
-// one small device-to-host copy of the slice results, one event.
+// Per submission: 6 host-to-device copies from pinned memory (records, slice ids, leads, slices, the
+// TotalCoeff records the stage computed at commit, skeletons), encode_frame_cuda two-pass without its count
+// pass (code, scan, emit; no memset: its workspace is zeroed once here and left zeroed by every call), one
+// kernel that copies exactly the output's bytes (its size is only known on the device) into mapped pinned
+// host memory, one small device-to-host copy of the slice results, one event.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -72,6 +73,7 @@ class Coder final : public CudaCoder {
         !host_alloc(reinterpret_cast<void**>(&h_slice_id_), cap_ * sizeof(int32_t), 0, why) ||
         !host_alloc(reinterpret_cast<void**>(&h_lead_), cap_ * sizeof(cavlc::MbLead), 0, why) ||
         !host_alloc(reinterpret_cast<void**>(&h_slices_), cap_ * sizeof(cavlc::FrameSlice), 0, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_tc_), cap_ * cavlc::kTcRecordBytes, 0, why) ||
         !host_alloc(reinterpret_cast<void**>(&h_results_), cap_ * sizeof(cavlc::SliceResult) + 64, 0, why))
       return false;
     h_total_ = reinterpret_cast<uint64_t*>(h_results_ + cap_);
@@ -79,6 +81,7 @@ class Coder final : public CudaCoder {
     if ((e = cudaMalloc(&d_slice_id_, cap_ * sizeof(int32_t))) != cudaSuccess ||
         (e = cudaMalloc(&d_lead_, cap_ * sizeof(cavlc::MbLead))) != cudaSuccess ||
         (e = cudaMalloc(&d_slices_, cap_ * sizeof(cavlc::FrameSlice))) != cudaSuccess ||
+        (e = cudaMalloc(&d_tc_, cap_ * cavlc::kTcRecordBytes)) != cudaSuccess ||
         (e = cudaMalloc(&d_results_, cap_ * sizeof(cavlc::SliceResult) + 64)) != cudaSuccess ||
         (e = cudaMalloc(&d_len_, mbs_ * cavlc::kMbSlots * sizeof(uint16_t))) != cudaSuccess)
       return fail(why, describe(e, "cudaMalloc"));
@@ -95,6 +98,7 @@ class Coder final : public CudaCoder {
   int32_t* slice_ids() override { return h_slice_id_; }
   cavlc::MbLead* leads() override { return h_lead_; }
   cavlc::FrameSlice* slices() override { return h_slices_; }
+  uint8_t* tc_records() override { return h_tc_; }
 
   uint8_t* skeleton(size_t bytes) override {
     if (bytes > h_skel_cap_) {
@@ -123,6 +127,7 @@ class Coder final : public CudaCoder {
         (e = cudaMemcpyAsync(d_lead_, h_lead_, n * sizeof(cavlc::MbLead), cudaMemcpyHostToDevice, stream_)) ||
         (e = cudaMemcpyAsync(d_slices_, h_slices_, n_slices * sizeof(cavlc::FrameSlice), cudaMemcpyHostToDevice,
                              stream_)) ||
+        (e = cudaMemcpyAsync(d_tc_, h_tc_, n * cavlc::kTcRecordBytes, cudaMemcpyHostToDevice, stream_)) ||
         (e = cudaMemcpyAsync(d_arena_, h_skel_, skeleton_bytes, cudaMemcpyHostToDevice, stream_)))
       return fail(why, describe(e, "cudaMemcpyAsync (to the device)"));
     const gpuec_mb* recs = reinterpret_cast<const gpuec_mb*>(d_recs);
@@ -140,7 +145,7 @@ class Coder final : public CudaCoder {
     // The slice ids the stage writes are the slices' indices in the part (encode_frame_cuda's slice_index).
     const gpu::CudaError ce = cavlc::encode_frame_cuda(cavlc::kEncodeFrameCudaDefault, in, mbw_, d_slice_id_, d_len_,
                                                        d_out_, d_out_cap_, d_results_, d_total_, d_ws_, ws_bytes_,
-                                                       stream_);
+                                                       stream_, d_tc_);
     if (ce) return fail(why, describe(ce, "encode_frame_cuda"));
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(64);
@@ -261,10 +266,12 @@ class Coder final : public CudaCoder {
     if (device_ >= 0) cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
     for (void* p : {static_cast<void*>(h_recs_), static_cast<void*>(h_slice_id_), static_cast<void*>(h_lead_),
-                    static_cast<void*>(h_slices_), static_cast<void*>(h_results_), static_cast<void*>(h_skel_),
+                    static_cast<void*>(h_slices_), static_cast<void*>(h_tc_), static_cast<void*>(h_results_),
+                    static_cast<void*>(h_skel_),
                     static_cast<void*>(h_out_)})
       if (p) cudaFreeHost(p);
     for (void* p : {static_cast<void*>(d_slice_id_), static_cast<void*>(d_lead_), static_cast<void*>(d_slices_),
+                    static_cast<void*>(d_tc_),
                     static_cast<void*>(d_results_), static_cast<void*>(d_len_), d_ws_,
                     static_cast<void*>(d_arena_), static_cast<void*>(d_out_)})
       if (p) cudaFree(p);
@@ -282,6 +289,7 @@ class Coder final : public CudaCoder {
   int32_t* h_slice_id_ = nullptr;
   cavlc::MbLead* h_lead_ = nullptr;
   cavlc::FrameSlice* h_slices_ = nullptr;
+  uint8_t* h_tc_ = nullptr;
   cavlc::SliceResult* h_results_ = nullptr;
   uint64_t* h_total_ = nullptr;
   uint8_t* h_skel_ = nullptr;
@@ -295,6 +303,7 @@ class Coder final : public CudaCoder {
   int32_t* d_slice_id_ = nullptr;
   cavlc::MbLead* d_lead_ = nullptr;
   cavlc::FrameSlice* d_slices_ = nullptr;
+  uint8_t* d_tc_ = nullptr;
   cavlc::SliceResult* d_results_ = nullptr;
   uint64_t* d_total_ = nullptr;
   uint16_t* d_len_ = nullptr;
