@@ -399,7 +399,7 @@ class CaptureBench {
                  " bits, the capture " + std::to_string(hd.out_bits) + " (or another hash)");
       row.payload_bytes += (twin_res_[k].bits + 7) / 8;
     }
-    // As cuda/coder.cu moves them: 6 uploads; the output in whole 16-byte units, the results, the total.
+    // As cuda/coder.cu moves them: 4 uploads; the output in whole 16-byte units, the results, the total.
     row.h2d = static_cast<uint64_t>(f.n) *
                   (sizeof(gpuec_mb) + sizeof(int32_t) + sizeof(cavlc::MbLead) + cavlc::kTcRecordBytes) +
               static_cast<uint64_t>(ns) * sizeof(cavlc::FrameSlice) + f.skel_used;

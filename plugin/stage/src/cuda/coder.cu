@@ -5,11 +5,11 @@
 //   [skel_cap, +256)              zero bytes (I_PCM alignment and slice padding)
 //   [rec_off, + cap * 832)        records
 //   [slot_off, + mbs * 27 * 96)   slot bits of code_frame_cuda
-// Per submission: 6 host-to-device copies from pinned memory (records, slice ids, leads, slices, the
-// TotalCoeff records the stage computed at commit, skeletons), encode_frame_cuda two-pass without its count
-// pass (code, scan, emit; no memset: its workspace is zeroed once here and left zeroed by every call), one
-// kernel that copies exactly the output's bytes (its size is only known on the device) into mapped pinned
-// host memory, one small device-to-host copy of the slice results, one event.
+// Per submission: 4 host-to-device copies from pinned memory (records; slice ids, leads and the TotalCoeff
+// records the stage computed at commit, in one block; slices; skeletons), encode_frame_cuda two-pass
+// without its count pass (code, scan, emit; no memset: its workspace is zeroed once here and left zeroed
+// by every call), one kernel that copies exactly the output's bytes (its size is only known on the device)
+// into mapped pinned host memory, one small device-to-host copy of the slice results, one event.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -69,19 +69,19 @@ class Coder final : public CudaCoder {
       return fail(why, describe(e, "cudaStreamCreate"));
     if ((e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)) != cudaSuccess)
       return fail(why, describe(e, "cudaEventCreate"));
+    // Slice ids, leads and TotalCoeff records in one block, host and device alike: one upload per part.
+    lead_off_ = round_up(cap_ * sizeof(int32_t), 256);
+    tc_off_ = round_up(lead_off_ + cap_ * sizeof(cavlc::MbLead), 256);
+    const size_t small_bytes = tc_off_ + cap_ * cavlc::kTcRecordBytes;
     if (!host_alloc(reinterpret_cast<void**>(&h_recs_), cap_ * sizeof(gpuec_mb), 0, why) ||
-        !host_alloc(reinterpret_cast<void**>(&h_slice_id_), cap_ * sizeof(int32_t), 0, why) ||
-        !host_alloc(reinterpret_cast<void**>(&h_lead_), cap_ * sizeof(cavlc::MbLead), 0, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_small_), small_bytes, 0, why) ||
         !host_alloc(reinterpret_cast<void**>(&h_slices_), cap_ * sizeof(cavlc::FrameSlice), 0, why) ||
-        !host_alloc(reinterpret_cast<void**>(&h_tc_), cap_ * cavlc::kTcRecordBytes, 0, why) ||
         !host_alloc(reinterpret_cast<void**>(&h_results_), cap_ * sizeof(cavlc::SliceResult) + 64, 0, why))
       return false;
     h_total_ = reinterpret_cast<uint64_t*>(h_results_ + cap_);
     if (!grow_host_skeleton(mbs_ * 64 + 65536, why) || !grow_host_out(mbs_ * 512 + 65536, why)) return false;
-    if ((e = cudaMalloc(&d_slice_id_, cap_ * sizeof(int32_t))) != cudaSuccess ||
-        (e = cudaMalloc(&d_lead_, cap_ * sizeof(cavlc::MbLead))) != cudaSuccess ||
+    if ((e = cudaMalloc(&d_small_, small_bytes)) != cudaSuccess ||
         (e = cudaMalloc(&d_slices_, cap_ * sizeof(cavlc::FrameSlice))) != cudaSuccess ||
-        (e = cudaMalloc(&d_tc_, cap_ * cavlc::kTcRecordBytes)) != cudaSuccess ||
         (e = cudaMalloc(&d_results_, cap_ * sizeof(cavlc::SliceResult) + 64)) != cudaSuccess ||
         (e = cudaMalloc(&d_len_, mbs_ * cavlc::kMbSlots * sizeof(uint16_t))) != cudaSuccess)
       return fail(why, describe(e, "cudaMalloc"));
@@ -95,10 +95,10 @@ class Coder final : public CudaCoder {
   }
 
   gpuec_mb* records() override { return h_recs_; }
-  int32_t* slice_ids() override { return h_slice_id_; }
-  cavlc::MbLead* leads() override { return h_lead_; }
+  int32_t* slice_ids() override { return reinterpret_cast<int32_t*>(h_small_); }
+  cavlc::MbLead* leads() override { return reinterpret_cast<cavlc::MbLead*>(h_small_ + lead_off_); }
   cavlc::FrameSlice* slices() override { return h_slices_; }
-  uint8_t* tc_records() override { return h_tc_; }
+  uint8_t* tc_records() override { return h_small_ + tc_off_; }
 
   uint8_t* skeleton(size_t bytes) override {
     if (bytes > h_skel_cap_) {
@@ -123,11 +123,10 @@ class Coder final : public CudaCoder {
     if (bound > d_out_cap_ && !grow_device_out(bound, why)) return false;
     uint8_t* d_recs = d_arena_ + rec_off_;
     if ((e = cudaMemcpyAsync(d_recs, h_recs_, n * sizeof(gpuec_mb), cudaMemcpyHostToDevice, stream_)) ||
-        (e = cudaMemcpyAsync(d_slice_id_, h_slice_id_, n * sizeof(int32_t), cudaMemcpyHostToDevice, stream_)) ||
-        (e = cudaMemcpyAsync(d_lead_, h_lead_, n * sizeof(cavlc::MbLead), cudaMemcpyHostToDevice, stream_)) ||
+        (e = cudaMemcpyAsync(d_small_, h_small_, tc_off_ + n * cavlc::kTcRecordBytes, cudaMemcpyHostToDevice,
+                             stream_)) ||
         (e = cudaMemcpyAsync(d_slices_, h_slices_, n_slices * sizeof(cavlc::FrameSlice), cudaMemcpyHostToDevice,
                              stream_)) ||
-        (e = cudaMemcpyAsync(d_tc_, h_tc_, n * cavlc::kTcRecordBytes, cudaMemcpyHostToDevice, stream_)) ||
         (e = cudaMemcpyAsync(d_arena_, h_skel_, skeleton_bytes, cudaMemcpyHostToDevice, stream_)))
       return fail(why, describe(e, "cudaMemcpyAsync (to the device)"));
     const gpuec_mb* recs = reinterpret_cast<const gpuec_mb*>(d_recs);
@@ -138,14 +137,14 @@ class Coder final : public CudaCoder {
     in.zero_bit = uint64_t{skel_cap_} * 8;
     in.records = recs;
     in.slot_len = d_len_;
-    in.lead = d_lead_;
+    in.lead = reinterpret_cast<const cavlc::MbLead*>(d_small_ + lead_off_);
     in.slices = d_slices_;
     in.n_mbs = static_cast<int32_t>(n);
     in.n_slices = n_slices;
     // The slice ids the stage writes are the slices' indices in the part (encode_frame_cuda's slice_index).
-    const gpu::CudaError ce = cavlc::encode_frame_cuda(cavlc::kEncodeFrameCudaDefault, in, mbw_, d_slice_id_, d_len_,
+    const gpu::CudaError ce = cavlc::encode_frame_cuda(cavlc::kEncodeFrameCudaDefault, in, mbw_, reinterpret_cast<const int32_t*>(d_small_), d_len_,
                                                        d_out_, d_out_cap_, d_results_, d_total_, d_ws_, ws_bytes_,
-                                                       stream_, d_tc_);
+                                                       stream_, d_small_ + tc_off_);
     if (ce) return fail(why, describe(ce, "encode_frame_cuda"));
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(64);
@@ -265,14 +264,10 @@ class Coder final : public CudaCoder {
   void release() {
     if (device_ >= 0) cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
-    for (void* p : {static_cast<void*>(h_recs_), static_cast<void*>(h_slice_id_), static_cast<void*>(h_lead_),
-                    static_cast<void*>(h_slices_), static_cast<void*>(h_tc_), static_cast<void*>(h_results_),
-                    static_cast<void*>(h_skel_),
-                    static_cast<void*>(h_out_)})
+    for (void* p : {static_cast<void*>(h_recs_), static_cast<void*>(h_small_), static_cast<void*>(h_slices_),
+                    static_cast<void*>(h_results_), static_cast<void*>(h_skel_), static_cast<void*>(h_out_)})
       if (p) cudaFreeHost(p);
-    for (void* p : {static_cast<void*>(d_slice_id_), static_cast<void*>(d_lead_), static_cast<void*>(d_slices_),
-                    static_cast<void*>(d_tc_),
-                    static_cast<void*>(d_results_), static_cast<void*>(d_len_), d_ws_,
+    for (void* p : {static_cast<void*>(d_small_), static_cast<void*>(d_slices_), static_cast<void*>(d_results_), static_cast<void*>(d_len_), d_ws_,
                     static_cast<void*>(d_arena_), static_cast<void*>(d_out_)})
       if (p) cudaFree(p);
     if (done_) cudaEventDestroy(done_);
@@ -286,10 +281,9 @@ class Coder final : public CudaCoder {
   bool in_flight_ = false;
   // pinned host
   gpuec_mb* h_recs_ = nullptr;
-  int32_t* h_slice_id_ = nullptr;
-  cavlc::MbLead* h_lead_ = nullptr;
+  uint8_t* h_small_ = nullptr;  // [slice ids | leads at lead_off_ | TotalCoeff records at tc_off_]
+  size_t lead_off_ = 0, tc_off_ = 0;
   cavlc::FrameSlice* h_slices_ = nullptr;
-  uint8_t* h_tc_ = nullptr;
   cavlc::SliceResult* h_results_ = nullptr;
   uint64_t* h_total_ = nullptr;
   uint8_t* h_skel_ = nullptr;
@@ -300,10 +294,8 @@ class Coder final : public CudaCoder {
   // device
   uint8_t* d_arena_ = nullptr;
   size_t skel_cap_ = 0, rec_off_ = 0, slot_off_ = 0;
-  int32_t* d_slice_id_ = nullptr;
-  cavlc::MbLead* d_lead_ = nullptr;
+  uint8_t* d_small_ = nullptr;  // the same layout as h_small_
   cavlc::FrameSlice* d_slices_ = nullptr;
-  uint8_t* d_tc_ = nullptr;
   cavlc::SliceResult* d_results_ = nullptr;
   uint64_t* d_total_ = nullptr;
   uint16_t* d_len_ = nullptr;
