@@ -1,5 +1,5 @@
 // canny/canny.h: GUD-Canny, unsupervised distributed Canny edge detection (thesis section 2.2,
-// ../shared/docs/DESIGN.md section 5) — the CPU twin (`_ref`). A CUDA twin does not exist yet; every
+// ../shared/docs/DESIGN.md section 5) — the CPU twin (`_ref`); the CUDA twin is canny/canny_cuda.h. Every
 // step below is specified so that one can reproduce this output bit for bit.
 //
 // PIPELINE (detect_edges_ref), W x H 8-bit gray plane in, 0/255 edge map out:

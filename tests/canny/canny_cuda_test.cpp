@@ -1,0 +1,435 @@
+// The GUD-Canny CUDA twin (canny/canny_cuda.h) against its CPU twin detect_edges_ref, byte for byte: the edge
+// map (with a canary in the pitch padding and in two rows after the last one), the pairs per strip (with a
+// canary entry after the last strip), and gradient_map_cuda against gradient_map_ref (floats bit for bit).
+// Workspace filled with garbage first. Images: steps at several angles, circles, noise, flat planes,
+// random structure; tiny sizes, widths around the 32-column strips, pitches != width, every sigma of
+// {0.1, 0.5, 1.0, 1.4, 2.0}, candidate sets C_0.01 and C_0.03, kStrip / kFrame / kFixed; the standard
+// images (GPUEC_SHARED_DIR/images/standard/*.pgm, skipped when absent); 512x512 and 1920x1080 (kept small
+// under compute-sanitizer). Seed: printed; set it with --seed=N or GPUEC_SEED=N.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "gpu_test.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "canny/canny.h"
+#include "canny/canny_cuda.h"
+#include "gpu/device.h"
+
+namespace {
+
+using canny::CandidatePair;
+using canny::Options;
+using canny::ThresholdMode;
+using canny::ThresholdPair;
+
+constexpr uint8_t kCanary = 0xA5;
+constexpr int kCanaryRows = 2;
+constexpr double kPi = 3.14159265358979323846;
+const float kSigmas[] = {0.1f, 0.5f, 1.0f, 1.4f, 2.0f};
+
+uint32_t test_seed() { return gpuec_test::test_seed("canny_cuda_test"); }
+using gpuec_test::under_sanitizer;
+
+template <class T>
+struct DevBuf {
+  T* p = nullptr;
+  explicit DevBuf(size_t n) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T)), cudaSuccess);
+  }
+  ~DevBuf() { cudaFree(p); }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+};
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<uint8_t> px;  // pitch w
+  Image(int w_, int h_) : w(w_), h(h_), px(size_t(w_) * h_, 0) {}
+  uint8_t& at(int x, int y) { return px[size_t(y) * w + x]; }
+};
+
+uint8_t clamp255(double v) { return uint8_t(std::min(255.0, std::max(0.0, std::round(v)))); }
+
+Image step_image(int w, int h, double angle_deg, uint8_t a, uint8_t b) {
+  Image img(w, h);
+  const double c = std::cos(angle_deg * kPi / 180), s = std::sin(angle_deg * kPi / 180);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) img.at(x, y) = ((x - w / 2.0) * c + (y - h / 2.0) * s) >= 0 ? b : a;
+  return img;
+}
+
+Image circles_image(int w, int h) {
+  Image img(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const double r = std::hypot(x - w / 2.0 + 0.3, y - h / 2.0 - 0.2);
+      img.at(x, y) = (int(r / 5.0) & 1) ? 200 : 40;
+    }
+  return img;
+}
+
+Image noise_image(int w, int h, std::mt19937& rng, int amp = 256) {
+  Image img(w, h);
+  for (auto& v : img.px) v = uint8_t(rng() % unsigned(amp));
+  return img;
+}
+
+Image flat_image(int w, int h, uint8_t v) {
+  Image img(w, h);
+  std::fill(img.px.begin(), img.px.end(), v);
+  return img;
+}
+
+// Random structure: shaded background, rectangles, discs, lines, mild noise.
+Image structure_image(int w, int h, std::mt19937& rng) {
+  Image img(w, h);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double gx = u(rng) * 60 - 30, gy = u(rng) * 60 - 30, base = 60 + u(rng) * 100;
+  std::vector<double> f(size_t(w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) f[size_t(y) * w + x] = base + gx * x / w + gy * y / h;
+  const int shapes = 10 + int(rng() % 30);
+  for (int k = 0; k < shapes; ++k) {
+    const double cx = u(rng) * w, cy = u(rng) * h, r = 2 + u(rng) * std::max(4, std::min(w, h) / 4);
+    const double val = u(rng) * 255;
+    const int kind = int(rng() % 3);
+    for (int y = std::max(0, int(cy - r)); y < std::min(h, int(cy + r) + 1); ++y)
+      for (int x = std::max(0, int(cx - r)); x < std::min(w, int(cx + r) + 1); ++x) {
+        bool in = kind == 0 ? true : kind == 1 ? std::hypot(x - cx, y - cy) <= r : std::abs((x - cx) - (y - cy)) < 2;
+        if (in) f[size_t(y) * w + x] = val;
+      }
+  }
+  for (size_t i = 0; i < f.size(); ++i) img.px[i] = clamp255(f[i] + (int(rng() % 9) - 4));
+  return img;
+}
+
+std::vector<CandidatePair> standard_set(int step) {
+  std::vector<CandidatePair> c(size_t(canny::make_candidate_set(step, nullptr, 0)));
+  canny::make_candidate_set(step, c.data(), int(c.size()));
+  return c;
+}
+
+struct Config {
+  float sigma = 1.0f;
+  ThresholdMode mode = ThresholdMode::kStrip;
+  int step = 3;                        // candidate set (kStrip / kFrame)
+  ThresholdPair fixed = {10, 20, 1};   // kFixed
+  int src_pad = 0, edges_pad = 0;      // pitch - width
+};
+
+std::string describe(const Image& img, const Config& c) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%dx%d sigma %.1f mode %d step %d fixed (%d,%d) src_pad %d edges_pad %d", img.w,
+                img.h, double(c.sigma), int(c.mode), c.step, c.fixed.low, c.fixed.high, c.src_pad, c.edges_pad);
+  return buf;
+}
+
+// Runs both twins and compares. Returns false (after recording failures) when they differ.
+bool compare(const Image& img, const Config& cfg) {
+  const std::string what = describe(img, cfg);
+  SCOPED_TRACE(what);
+  const int W = img.w, H = img.h, ns = canny::strip_count(W);
+  std::vector<CandidatePair> cands = standard_set(cfg.step);
+  Options opt;
+  opt.sigma = cfg.sigma;
+  opt.mode = cfg.mode;
+  opt.candidates = cands.data();
+  opt.n_candidates = int(cands.size());
+  opt.fixed = cfg.fixed;
+
+  // CPU twin.
+  std::vector<uint8_t> ref_edges(size_t(W) * H, 0);
+  std::vector<ThresholdPair> ref_pairs(static_cast<size_t>(ns));
+  std::vector<uint8_t> work(canny::workspace_bytes_ref(W, H));
+  const int st = canny::detect_edges_ref(img.px.data(), W, H, W, opt, ref_edges.data(), W, ref_pairs.data(),
+                                         work.data(), work.size());
+  EXPECT_EQ(st, canny::kOk);
+  if (st != canny::kOk) return false;
+
+  // CUDA twin.
+  const int sp = W + cfg.src_pad, ep = W + cfg.edges_pad;
+  std::vector<uint8_t> src(size_t(sp) * H, 0x77);
+  for (int y = 0; y < H; ++y) std::memcpy(&src[size_t(y) * sp], &img.px[size_t(y) * W], size_t(W));
+  const size_t edges_bytes = size_t(ep) * (H + kCanaryRows);
+  const size_t ws_bytes = canny::detect_edges_cuda_workspace_bytes(W, H);
+  DevBuf<uint8_t> d_src(src.size()), d_edges(edges_bytes), d_ws(ws_bytes);
+  DevBuf<ThresholdPair> d_pairs(size_t(ns) + 1);
+  EXPECT_EQ(cudaMemcpy(d_src.p, src.data(), src.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(d_edges.p, kCanary, edges_bytes), cudaSuccess);
+  EXPECT_EQ(cudaMemset(d_pairs.p, kCanary, (size_t(ns) + 1) * sizeof(ThresholdPair)), cudaSuccess);
+  EXPECT_EQ(cudaMemset(d_ws.p, 0xCD, ws_bytes), cudaSuccess);
+  const gpu::CudaError e = canny::detect_edges_cuda(d_src.p, W, H, sp, opt, d_edges.p, ep, d_pairs.p, d_ws.p,
+                                                    ws_bytes, nullptr);
+  EXPECT_FALSE(e) << e.str();
+  if (e) return false;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint8_t> edges(edges_bytes);
+  std::vector<ThresholdPair> pairs(size_t(ns) + 1);
+  EXPECT_EQ(cudaMemcpy(edges.data(), d_edges.p, edges_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(pairs.data(), d_pairs.p, pairs.size() * sizeof(ThresholdPair), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+
+  bool ok = true;
+  for (int s = 0; s < ns && ok; ++s) {
+    const ThresholdPair a = ref_pairs[size_t(s)], b = pairs[size_t(s)];
+    if (a.low != b.low || a.high != b.high || a.found != b.found) {
+      ADD_FAILURE() << "strip " << s << ": ref (" << a.low << "," << a.high << "," << a.found << ") cuda (" << b.low
+                    << "," << b.high << "," << b.found << ")";
+      ok = false;
+    }
+  }
+  {
+    const uint8_t* c = reinterpret_cast<const uint8_t*>(&pairs[size_t(ns)]);
+    for (size_t i = 0; i < sizeof(ThresholdPair); ++i)
+      if (c[i] != kCanary) {
+        ADD_FAILURE() << "pairs written past strip_count";
+        ok = false;
+        break;
+      }
+  }
+  int diffs = 0;
+  for (int y = 0; y < H + kCanaryRows; ++y)
+    for (int x = 0; x < ep; ++x) {
+      const uint8_t got = edges[size_t(y) * ep + x];
+      const uint8_t want = (y < H && x < W) ? ref_edges[size_t(y) * W + x] : kCanary;
+      if (got != want) {
+        if (++diffs <= 5)
+          ADD_FAILURE() << "edge byte (" << x << "," << y << "): cuda " << int(got) << " want " << int(want)
+                        << ((y < H && x < W) ? "" : " (canary)");
+        ok = false;
+      }
+    }
+  if (diffs > 5) ADD_FAILURE() << diffs << " differing bytes in all";
+  return ok;
+}
+
+// gradient_map_cuda against gradient_map_ref, floats bit for bit, canary floats in the padding and after.
+bool compare_gradient(const Image& img, float sigma, int g_pad) {
+  SCOPED_TRACE(describe(img, Config{sigma}) + " g_pad " + std::to_string(g_pad));
+  const int W = img.w, H = img.h, gp = W + g_pad;
+  std::vector<float> ref(size_t(W) * H);
+  std::vector<uint8_t> work(canny::workspace_bytes_ref(W, H));
+  EXPECT_EQ(canny::gradient_map_ref(img.px.data(), W, H, W, sigma, ref.data(), W, work.data(), work.size()),
+            canny::kOk);
+  const size_t g_elems = size_t(gp) * (H + kCanaryRows);
+  const size_t ws_bytes = canny::detect_edges_cuda_workspace_bytes(W, H);
+  DevBuf<uint8_t> d_src(img.px.size()), d_ws(ws_bytes);
+  DevBuf<float> d_g(g_elems);
+  EXPECT_EQ(cudaMemcpy(d_src.p, img.px.data(), img.px.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(d_g.p, kCanary, g_elems * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMemset(d_ws.p, 0xCD, ws_bytes), cudaSuccess);
+  const gpu::CudaError e = canny::gradient_map_cuda(d_src.p, W, H, W, sigma, d_g.p, gp, d_ws.p, ws_bytes, nullptr);
+  EXPECT_FALSE(e) << e.str();
+  if (e) return false;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint32_t> got(g_elems);
+  EXPECT_EQ(cudaMemcpy(got.data(), d_g.p, g_elems * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  int diffs = 0;
+  for (int y = 0; y < H + kCanaryRows; ++y)
+    for (int x = 0; x < gp; ++x) {
+      uint32_t want = 0xA5A5A5A5u;
+      if (y < H && x < W) std::memcpy(&want, &ref[size_t(y) * W + x], 4);
+      if (got[size_t(y) * gp + x] != want && ++diffs <= 5)
+        ADD_FAILURE() << "G (" << x << "," << y << "): cuda 0x" << std::hex << got[size_t(y) * gp + x] << " want 0x"
+                      << want << std::dec;
+    }
+  if (diffs > 5) ADD_FAILURE() << diffs << " differing floats in all";
+  return diffs == 0;
+}
+
+// Every mode / candidate set combination for one image and sigma.
+void compare_all_modes(const Image& img, float sigma, int src_pad = 0, int edges_pad = 0) {
+  for (int step : {1, 3})
+    for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame}) {
+      Config c;
+      c.sigma = sigma;
+      c.mode = mode;
+      c.step = step;
+      c.src_pad = src_pad;
+      c.edges_pad = edges_pad;
+      compare(img, c);
+    }
+  for (ThresholdPair f : {ThresholdPair{10, 20, 1}, ThresholdPair{5, 5, 1}, ThresholdPair{1, 100, 1}}) {
+    Config c;
+    c.sigma = sigma;
+    c.mode = ThresholdMode::kFixed;
+    c.fixed = f;
+    c.src_pad = src_pad;
+    c.edges_pad = edges_pad;
+    compare(img, c);
+  }
+}
+
+bool read_pgm(const std::string& path, Image* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::string magic;
+  f >> magic;
+  if (magic != "P5") return false;
+  int vals[3], n = 0;
+  while (n < 3 && f) {
+    f >> std::ws;
+    if (f.peek() == '#') {
+      std::string line;
+      std::getline(f, line);
+      continue;
+    }
+    f >> vals[n++];
+  }
+  if (n < 3 || vals[2] != 255 || vals[0] < 1 || vals[1] < 1) return false;
+  f.get();  // the single whitespace after maxval
+  *out = Image(vals[0], vals[1]);
+  f.read(reinterpret_cast<char*>(out->px.data()), std::streamsize(out->px.size()));
+  return bool(f);
+}
+
+TEST(CannyCuda, TinySizes) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed());
+  const int sizes[][2] = {{1, 1}, {5, 3}, {33, 7}, {2, 2}, {9, 1}, {1, 9}, {3, 40}};
+  for (const auto& s : sizes)
+    for (float sigma : {0.1f, 1.0f, 2.0f}) {
+      compare_all_modes(noise_image(s[0], s[1], rng), sigma, 3, 5);
+      compare_all_modes(step_image(s[0], s[1], 30, 20, 220), sigma);
+      compare_gradient(noise_image(s[0], s[1], rng), sigma, 1);
+    }
+}
+
+TEST(CannyCuda, StripWidthsAndPitches) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 1);
+  for (int w : {31, 32, 33, 63, 64, 65, 97})
+    for (int h : {17, 40})
+      for (float sigma : kSigmas) {
+        const int angle = int(rng() % 180);
+        compare_all_modes(step_image(w, h, angle, 30, 200), sigma, w % 3, 1 + w % 5);
+        compare_all_modes(circles_image(w, h), sigma);
+        compare_all_modes(noise_image(w, h, rng), sigma, 7, 0);
+        compare_gradient(circles_image(w, h), sigma, 3);
+      }
+}
+
+TEST(CannyCuda, StepsAtAnglesAndCircles) {
+  REQUIRE_GPU();
+  for (int angle = 0; angle < 180; angle += 15)
+    for (float sigma : kSigmas) {
+      compare_all_modes(step_image(96, 64, angle, 10, 240), sigma);
+      compare_gradient(step_image(96, 64, angle, 10, 240), sigma, 0);
+    }
+  for (float sigma : kSigmas) compare_all_modes(circles_image(130, 70), sigma, 2, 2);
+}
+
+TEST(CannyCuda, FlatAndLowContrast) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 2);
+  for (uint8_t v : {uint8_t(0), uint8_t(128), uint8_t(255)}) compare_all_modes(flat_image(70, 33, v), 1.0f);
+  for (float sigma : kSigmas) compare_all_modes(noise_image(70, 33, rng, 3), sigma);
+}
+
+TEST(CannyCuda, RandomStructureLarge) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 3);
+  const bool small = under_sanitizer();
+  const int sizes[][2] = {{512, 512}, {1920, 1080}};
+  for (const auto& s : sizes) {
+    const int w = small ? s[0] / 8 : s[0], h = small ? s[1] / 8 : s[1];
+    const Image img = structure_image(w, h, rng);
+    for (float sigma : {0.5f, 1.4f}) compare_all_modes(img, sigma, 16, 64);
+    compare_gradient(img, 1.0f, 32);
+  }
+  // Taller than the shared-memory limit of a strip (8192 words): the maps go to global memory.
+  if (!small) {
+    const Image tall = structure_image(40, 9000, rng);
+    Config c;
+    c.step = 3;
+    compare(tall, c);
+    c.mode = ThresholdMode::kFrame;
+    compare(tall, c);
+  }
+}
+
+TEST(CannyCuda, StandardImages) {
+  REQUIRE_GPU();
+  const char* dir = std::getenv("GPUEC_SHARED_DIR");
+  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  const char* names[] = {"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "peppers_512.pgm",
+                         "fingerprint_512.pgm", "man_512.pgm"};
+  int found = 0;
+  for (const char* n : names) {
+    Image img(1, 1);
+    if (!read_pgm(std::string(dir) + "/images/standard/" + n, &img)) continue;
+    ++found;
+    SCOPED_TRACE(n);
+    if (under_sanitizer()) {
+      Image crop(std::min(img.w, 96), std::min(img.h, 64));
+      for (int y = 0; y < crop.h; ++y) std::memcpy(&crop.at(0, y), &img.px[size_t(y) * img.w], size_t(crop.w));
+      img = crop;
+    }
+    for (float sigma : {1.0f, 1.4f}) compare_all_modes(img, sigma);
+  }
+  if (found == 0) GTEST_SKIP() << "skipped: no standard images under " << dir;
+}
+
+TEST(CannyCuda, ArgumentErrors) {
+  REQUIRE_GPU();
+  const int W = 40, H = 20;
+  const size_t ws_bytes = canny::detect_edges_cuda_workspace_bytes(W, H);
+  ASSERT_GT(ws_bytes, 0u);
+  EXPECT_EQ(canny::detect_edges_cuda_workspace_bytes(0, 5), 0u);
+  DevBuf<uint8_t> src(size_t(W) * H), edges(size_t(W) * H), ws(ws_bytes + 256);
+  DevBuf<ThresholdPair> pairs(2);
+  std::vector<CandidatePair> cands = standard_set(3);
+  Options opt;
+  opt.candidates = cands.data();
+  opt.n_candidates = int(cands.size());
+  auto run = [&](const Options& o, int pitch, int ep, void* w, size_t wb) {
+    return canny::detect_edges_cuda(src.p, W, H, pitch, o, edges.p, ep, pairs.p, w, wb, nullptr).code;
+  };
+  const int inval = int(cudaErrorInvalidValue);
+  EXPECT_EQ(run(opt, W, W, ws.p, ws_bytes), 0);
+  EXPECT_EQ(run(opt, W - 1, W, ws.p, ws_bytes), inval);
+  EXPECT_EQ(run(opt, W, W - 1, ws.p, ws_bytes), inval);
+  EXPECT_EQ(run(opt, W, W, ws.p, ws_bytes - 1), inval);
+  EXPECT_EQ(run(opt, W, W, ws.p + 16, ws_bytes), inval);
+  EXPECT_EQ(run(opt, W, W, nullptr, ws_bytes), inval);
+  Options o = opt;
+  o.sigma = 0.05f;
+  EXPECT_EQ(run(o, W, W, ws.p, ws_bytes), inval);
+  o.sigma = std::nanf("");
+  EXPECT_EQ(run(o, W, W, ws.p, ws_bytes), inval);
+  o = opt;
+  o.mode = static_cast<ThresholdMode>(7);
+  EXPECT_EQ(run(o, W, W, ws.p, ws_bytes), inval);
+  o = opt;
+  o.n_candidates = 0;
+  EXPECT_EQ(run(o, W, W, ws.p, ws_bytes), inval);
+  CandidatePair bad[1] = {{5, 5}};
+  o.candidates = bad;
+  o.n_candidates = 1;
+  EXPECT_EQ(run(o, W, W, ws.p, ws_bytes), inval);
+  o = opt;
+  o.mode = ThresholdMode::kFixed;
+  o.fixed = ThresholdPair{30, 20, 1};
+  EXPECT_EQ(run(o, W, W, ws.p, ws_bytes), inval);
+  o.fixed = ThresholdPair{20, 20, 1};
+  EXPECT_EQ(run(o, W, W, ws.p, ws_bytes), 0);
+  EXPECT_EQ(canny::detect_edges_cuda(src.p, 0, H, W, opt, edges.p, W, pairs.p, ws.p, ws_bytes, nullptr).code, inval);
+  EXPECT_EQ(canny::detect_edges_cuda(nullptr, W, H, W, opt, edges.p, W, pairs.p, ws.p, ws_bytes, nullptr).code, inval);
+  DevBuf<float> g(size_t(W) * H);
+  EXPECT_EQ(canny::gradient_map_cuda(src.p, W, H, W, 3.0f, g.p, W, ws.p, ws_bytes, nullptr).code, inval);
+  EXPECT_EQ(canny::gradient_map_cuda(src.p, W, H, W, 1.0f, g.p, W - 1, ws.p, ws_bytes, nullptr).code, inval);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+}  // namespace
