@@ -16,13 +16,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
+#include "pgm.h"  // tests/canny
 
 namespace {
 
@@ -42,31 +42,6 @@ struct Image {
   int w = 0, h = 0;
   std::vector<uint8_t> px;
 };
-
-bool read_pgm(const std::string& path, Image* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::string magic;
-  f >> magic;
-  if (magic != "P5") return false;
-  int v[3], n = 0;
-  while (n < 3 && f) {
-    f >> std::ws;
-    if (f.peek() == '#') {
-      std::string line;
-      std::getline(f, line);
-      continue;
-    }
-    f >> v[n++];
-  }
-  if (n < 3 || v[2] != 255 || v[0] < 1 || v[1] < 1) return false;
-  f.get();
-  out->w = v[0];
-  out->h = v[1];
-  out->px.resize(size_t(v[0]) * v[1]);
-  f.read(reinterpret_cast<char*>(out->px.data()), std::streamsize(out->px.size()));
-  return bool(f);
-}
 
 // Smoothed noise with a few steps and circles: an edge structure at every scale.
 Image synthetic(const std::string& name, int w, int h, uint32_t seed) {
@@ -113,7 +88,8 @@ int main(int argc, char** argv) {
     for (const char* n : {"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"}) {
       Image im;
       im.name = n;
-      if (read_pgm(std::string(dir) + "/images/standard/" + n, &im)) images.push_back(std::move(im));
+      if (canny_test::read_pgm(std::string(dir) + "/images/standard/" + n, &im.w, &im.h, &im.px))
+        images.push_back(std::move(im));
     }
   }
   images.push_back(synthetic("synthetic_1920x1080", 1920, 1080, 1));

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "pick_pair.h"
+
 namespace canny {
 namespace {
 
@@ -292,24 +294,8 @@ int select_thresholds_ref(const float* g, int g_pitch, int width, int height, in
       if (bin_g >= 1 && bin_g <= nx && 100 * s >= int64_t(bin_g) * nc) ++g_count[bin_g];
     }
 
-  // Local maxima of the histogram over D = { j : g_count[j] > 0 }.
   int d[kMaxThreshold + 1];
-  int nd = 0;
-  for (int j = 1; j <= nx; ++j)
-    if (g_count[j] > 0) d[nd++] = j;
-  int first = -1, last = -1;
-  for (int k = 1; k + 1 < nd; ++k) {
-    const uint32_t h = p_hist[d[k]];
-    if (h > p_hist[d[k - 1]] && h > p_hist[d[k + 1]]) {
-      if (first < 0) first = d[k];
-      last = d[k];
-    }
-  }
-  if (first < 0) {
-    *out = ThresholdPair{fb_low, fb_high, 0};
-  } else {
-    *out = ThresholdPair{first, last, 1};
-  }
+  *out = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
   return kOk;
 }
 

@@ -9,6 +9,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "dev_buf.h"
+#include "pgm.h"
 #include "gpu_test.h"
 
 #include <algorithm>
@@ -17,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,16 +42,7 @@ const float kSigmas[] = {0.1f, 0.5f, 1.0f, 1.4f, 2.0f};
 uint32_t test_seed() { return gpuec_test::test_seed("canny_cuda_test"); }
 using gpuec_test::under_sanitizer;
 
-template <class T>
-struct DevBuf {
-  T* p = nullptr;
-  explicit DevBuf(size_t n) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T)), cudaSuccess);
-  }
-  ~DevBuf() { cudaFree(p); }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
+using gpuec_test::DevBuf;
 
 struct Image {
   int w = 0, h = 0;
@@ -272,26 +264,12 @@ void compare_all_modes(const Image& img, float sigma, int src_pad = 0, int edges
 }
 
 bool read_pgm(const std::string& path, Image* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::string magic;
-  f >> magic;
-  if (magic != "P5") return false;
-  int vals[3], n = 0;
-  while (n < 3 && f) {
-    f >> std::ws;
-    if (f.peek() == '#') {
-      std::string line;
-      std::getline(f, line);
-      continue;
-    }
-    f >> vals[n++];
-  }
-  if (n < 3 || vals[2] != 255 || vals[0] < 1 || vals[1] < 1) return false;
-  f.get();  // the single whitespace after maxval
-  *out = Image(vals[0], vals[1]);
-  f.read(reinterpret_cast<char*>(out->px.data()), std::streamsize(out->px.size()));
-  return bool(f);
+  int w = 0, h = 0;
+  std::vector<uint8_t> px;
+  if (!canny_test::read_pgm(path, &w, &h, &px)) return false;
+  *out = Image(w, h);
+  out->px = std::move(px);
+  return true;
 }
 
 TEST(CannyCuda, TinySizes) {

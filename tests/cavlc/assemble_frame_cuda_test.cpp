@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "capture_files.h"
+#include "dev_buf.h"
 #include "gpu_test.h"
 
 #include <algorithm>
@@ -46,16 +47,7 @@ uint32_t test_seed() { return gpuec_test::test_seed("assemble_frame_cuda_test");
 
 using gpuec_test::under_sanitizer;
 
-template <class T>
-struct DevBuf {
-  T* p = nullptr;
-  explicit DevBuf(size_t n) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T)), cudaSuccess);
-  }
-  ~DevBuf() { cudaFree(p); }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
+using gpuec_test::DevBuf;
 
 // The frame part on the device, slots coded there by code_frame_cuda.
 struct DeviceFrame {

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "dev_buf.h"
 #include "gpu_test.h"
 
 #include <algorithm>
@@ -70,14 +71,7 @@ std::vector<int32_t> slice_ids(Layout l, int w, int h, std::mt19937& rng) {
   return id;
 }
 
-template <class T>
-struct DevBuf {
-  T* p = nullptr;
-  explicit DevBuf(size_t n) { EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T)), cudaSuccess); }
-  ~DevBuf() { cudaFree(p); }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
+using gpuec_test::DevBuf;
 
 // Runs every variant on the frame and compares with code_frame_ref; reports the first differing slot.
 // With device_recs the kernel codes those instead (the same frame in other coefficient orders), still

@@ -10,14 +10,11 @@
 
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
+#include "../pick_pair.h"
 #include "gpu/cuda_check.h"
 
 namespace canny {
 namespace {
-
-gpu::CudaError invalid(int line) {
-  return gpu::CudaError{static_cast<int>(cudaErrorInvalidValue), __FILE__, line, "cudaErrorInvalidValue"};
-}
 
 constexpr int kTileX = 32, kTileY = 8;      // pixel kernels: 256 threads
 constexpr int kLinkThreads = 256;           // hysteresis kernel
@@ -382,18 +379,7 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
   __syncthreads();
   if (threadIdx.x != 0) return;
   __shared__ int d[kMaxThreshold + 1];  // thread 0 only (shared: no local-memory stack frame)
-  int nd = 0;
-  for (int j = 1; j <= nx; ++j)
-    if (g_count[j] > 0) d[nd++] = j;
-  int first = -1, last = -1;
-  for (int k = 1; k + 1 < nd; ++k) {
-    const uint32_t h = p_hist[d[k]];
-    if (h > p_hist[d[k - 1]] && h > p_hist[d[k + 1]]) {
-      if (first < 0) first = d[k];
-      last = d[k];
-    }
-  }
-  const ThresholdPair out = first < 0 ? ThresholdPair{fb_low, fb_high, 0} : ThresholdPair{first, last, 1};
+  const ThresholdPair out = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
   if (all) {
     for (int s = 0; s < ns; ++s) pairs[s] = out;
   } else {
@@ -443,12 +429,12 @@ size_t detect_edges_cuda_workspace_bytes(int width, int height) {
 
 gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int pitch, float sigma, float* g,
                                  int g_pitch, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  if (!src || !g || !workspace) return invalid(__LINE__);
-  if (!valid_size(width, height) || pitch < width || g_pitch < width) return invalid(__LINE__);
-  if (reinterpret_cast<uintptr_t>(workspace) & 255) return invalid(__LINE__);
-  if (workspace_bytes < detect_edges_cuda_workspace_bytes(width, height)) return invalid(__LINE__);
+  if (!src || !g || !workspace) return GPUEC_CUDA_INVALID();
+  if (!valid_size(width, height) || pitch < width || g_pitch < width) return GPUEC_CUDA_INVALID();
+  if (reinterpret_cast<uintptr_t>(workspace) & 255) return GPUEC_CUDA_INVALID();
+  if (workspace_bytes < detect_edges_cuda_workspace_bytes(width, height)) return GPUEC_CUDA_INVALID();
   Taps taps{};
-  if (gaussian_taps(sigma, taps.w, &taps.r) != kOk) return invalid(__LINE__);
+  if (gaussian_taps(sigma, taps.w, &taps.r) != kOk) return GPUEC_CUDA_INVALID();
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
   return run_gradient(src, width, height, pitch, taps, g, g_pitch, ws, stream);
@@ -457,20 +443,20 @@ gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int 
 gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int pitch, const Options& options,
                                  uint8_t* edges, int edges_pitch, ThresholdPair* pairs, void* workspace,
                                  size_t workspace_bytes, cudaStream_t stream) {
-  if (!src || !edges || !pairs || !workspace) return invalid(__LINE__);
-  if (!valid_size(width, height) || pitch < width || edges_pitch < width) return invalid(__LINE__);
-  if (reinterpret_cast<uintptr_t>(workspace) & 255) return invalid(__LINE__);
-  if (workspace_bytes < detect_edges_cuda_workspace_bytes(width, height)) return invalid(__LINE__);
+  if (!src || !edges || !pairs || !workspace) return GPUEC_CUDA_INVALID();
+  if (!valid_size(width, height) || pitch < width || edges_pitch < width) return GPUEC_CUDA_INVALID();
+  if (reinterpret_cast<uintptr_t>(workspace) & 255) return GPUEC_CUDA_INVALID();
+  if (workspace_bytes < detect_edges_cuda_workspace_bytes(width, height)) return GPUEC_CUDA_INVALID();
   Taps taps{};
-  if (gaussian_taps(options.sigma, taps.w, &taps.r) != kOk) return invalid(__LINE__);
+  if (gaussian_taps(options.sigma, taps.w, &taps.r) != kOk) return GPUEC_CUDA_INVALID();
   const ThresholdMode mode = options.mode;
   if (mode != ThresholdMode::kStrip && mode != ThresholdMode::kFrame && mode != ThresholdMode::kFixed)
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   if (mode == ThresholdMode::kFixed) {
     const ThresholdPair f = options.fixed;
-    if (f.low < 1 || f.low > f.high || f.high > kMaxThreshold) return invalid(__LINE__);
+    if (f.low < 1 || f.low > f.high || f.high > kMaxThreshold) return GPUEC_CUDA_INVALID();
   } else if (check_candidates(options.candidates, options.n_candidates) != kOk) {
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   }
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);

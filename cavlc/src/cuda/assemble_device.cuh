@@ -473,5 +473,26 @@ __global__ void __launch_bounds__(kEmitWarps * 32) emit_kernel(EmitArgs p) {
   if (lane == 0 && (W >> 5) < p.out_words) p.out[W >> 5] = __byte_perm(v, 0, 0x0123);
 }
 
+// Launches the emit kernel (programmatic dependent launch: it waits for the kernel that wrote pos and info)
+// over the frame part `in` into out[0, out_bytes).
+inline cudaError_t launch_emit(const FrameAssembly& in, const uint64_t* pos, const int32_t* info, uint8_t* out,
+                               uint64_t out_bytes, SliceResult* results, cudaStream_t stream) {
+  const EmitArgs ea{reinterpret_cast<const uint32_t*>(in.arena),
+                    in.records_bit,
+                    in.slots_bit,
+                    in.records,
+                    in.slot_len,
+                    in.lead,
+                    in.slices,
+                    in.n_mbs,
+                    pos,
+                    info,
+                    reinterpret_cast<uint32_t*>(out),
+                    out_bytes / 4,
+                    results};
+  const int blocks = static_cast<int>((int64_t{in.n_mbs} + kEmitWarps - 1) / kEmitWarps);
+  return launch_pdl(emit_kernel, blocks, kEmitWarps * 32, stream, ea);
+}
+
 }  // namespace
 }  // namespace cavlc

@@ -33,10 +33,6 @@
 namespace cavlc {
 namespace {
 
-gpu::CudaError invalid(int line) {
-  return gpu::CudaError{static_cast<int>(cudaErrorInvalidValue), __FILE__, line, "cudaErrorInvalidValue"};
-}
-
 constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 struct Workspace {
@@ -80,16 +76,16 @@ size_t assemble_frame_cuda_workspace_bytes(int n_mbs, int n_slices) {
 
 gpu::CudaError assemble_frame_cuda(const FrameAssembly& in, uint8_t* out, uint64_t out_bytes, SliceResult* results,
                                    uint64_t* total, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  if (in.n_mbs < 1 || in.n_slices < 1) return invalid(__LINE__);
+  if (in.n_mbs < 1 || in.n_slices < 1) return GPUEC_CUDA_INVALID();
   if (!in.arena || !in.records || !in.slot_len || !in.lead || !in.slices || !out || !results || !total || !workspace)
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   if (misaligned(in.arena, 4) || misaligned(in.slot_len, 2) || misaligned(in.lead, 8) || misaligned(in.slices, 8) ||
       misaligned(out, 4) || out_bytes % 4 != 0 || misaligned(results, 8) || misaligned(total, 8) ||
       misaligned(workspace, 256))
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   if (in.records_bit % 8 != 0 || reinterpret_cast<const uint8_t*>(in.records) != in.arena + in.records_bit / 8)
-    return invalid(__LINE__);
-  if (workspace_bytes < assemble_frame_cuda_workspace_bytes(in.n_mbs, in.n_slices)) return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
+  if (workspace_bytes < assemble_frame_cuda_workspace_bytes(in.n_mbs, in.n_slices)) return GPUEC_CUDA_INVALID();
 
   const Workspace ws = carve(workspace, in.n_mbs);
   const int tiles = static_cast<int>((int64_t{in.n_mbs} + kScanThreads - 1) / kScanThreads);
@@ -98,21 +94,7 @@ gpu::CudaError assemble_frame_cuda(const FrameAssembly& in, uint8_t* out, uint64
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.ctrl, 0, ws.ctrl_bytes, stream));
   scan_kernel<<<tiles, kScanThreads, 0, stream>>>(sa);
   GPUEC_CUDA_CHECK_LAUNCH();
-  const EmitArgs ea{reinterpret_cast<const uint32_t*>(in.arena),
-                    in.records_bit,
-                    in.slots_bit,
-                    in.records,
-                    in.slot_len,
-                    in.lead,
-                    in.slices,
-                    in.n_mbs,
-                    ws.pos,
-                    ws.info,
-                    reinterpret_cast<uint32_t*>(out),
-                    out_bytes / 4,
-                    results};
-  const int blocks = static_cast<int>((int64_t{in.n_mbs} + kEmitWarps - 1) / kEmitWarps);
-  GPUEC_CUDA_CHECK(launch_pdl(emit_kernel, blocks, kEmitWarps * 32, stream, ea));
+  GPUEC_CUDA_CHECK(launch_emit(in, ws.pos, ws.info, out, out_bytes, results, stream));
   return {};
 }
 

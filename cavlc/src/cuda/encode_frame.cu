@@ -84,30 +84,8 @@ __global__ void __launch_bounds__(kThreads, 6) encode_kernel(EncodeArgs p) {
   const int a = first + warp;
   const bool active = a < f.nmb;  // warp-uniform
   Lane L{};
-  if (active) {
-    L = count_lane(f.recs + a, lane);
-    if (kMode == kModeFused) {
-      const uint32_t w = tc_record_word(L, lane);
-      if ((lane & 3) == 0 && lane < 28) {
-        f.tc[static_cast<size_t>(a) * kTcWords + lane / 4] = w;
-        s_tc[warp][lane / 4] = w;
-      }
-    }
-  }
-  if (kMode == kModeFused) {
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      store_release(f.flags + r, 1u);
-      const int w = f.mb_width;
-      if (r > 0) wait_region(f, r - 1);
-      if (first - w >= 0) wait_region(f, (first - w) / kWarps);
-      const int last_needed = min(min(first + kWarps, f.nmb) - 1 - w, first - 1);
-      if (last_needed >= 0) wait_region(f, last_needed / kWarps);
-      __threadfence();
-    }
-    __syncthreads();
-  }
+  if (active) L = count_mb(f, s_tc, a, warp, lane, true, true);
+  publish_and_wait(f, r, first);
   if (active) {
     int bits = code_mb_lane<kMode>(f, T, s_tc, L, a, first, lane);
 #pragma unroll
@@ -159,10 +137,6 @@ __global__ void __launch_bounds__(kThreads, 6) encode_kernel(EncodeArgs p) {
       *p.done = 0;
     }
   }
-}
-
-gpu::CudaError invalid(int line) {
-  return gpu::CudaError{static_cast<int>(cudaErrorInvalidValue), __FILE__, line, "cudaErrorInvalidValue"};
 }
 
 constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
@@ -227,7 +201,7 @@ size_t encode_frame_cuda_workspace_bytes(int n_mbs) {
 }
 
 gpu::CudaError encode_frame_cuda_workspace_clear(void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  if (!workspace) return invalid(__LINE__);
+  if (!workspace) return GPUEC_CUDA_INVALID();
   GPUEC_CUDA_CHECK(cudaMemsetAsync(workspace, 0, workspace_bytes, stream));
   return {};
 }
@@ -236,22 +210,22 @@ gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& 
                                  const int32_t* slice_index, uint16_t* slot_len, uint8_t* out, uint64_t out_bytes,
                                  SliceResult* results, uint64_t* total, void* workspace, size_t workspace_bytes,
                                  cudaStream_t stream, const uint8_t* tc_records) {
-  if (variant != FrameCudaVariant::kFused && variant != FrameCudaVariant::kTwoPass) return invalid(__LINE__);
-  if (tc_records && (variant != FrameCudaVariant::kTwoPass || misaligned(tc_records, 4))) return invalid(__LINE__);
+  if (variant != FrameCudaVariant::kFused && variant != FrameCudaVariant::kTwoPass) return GPUEC_CUDA_INVALID();
+  if (tc_records && (variant != FrameCudaVariant::kTwoPass || misaligned(tc_records, 4))) return GPUEC_CUDA_INVALID();
   if (in.n_mbs < 1 || in.n_mbs > kFrameCudaMaxMbs || in.n_slices < 1 || mb_width < 1 || in.n_mbs % mb_width != 0)
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   if (!in.arena || !in.records || !in.slot_len || !in.lead || !in.slices || !slice_index || !out || !results ||
       !total || !workspace || in.slot_len != slot_len)
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   if (misaligned(in.arena, 4) || misaligned(slot_len, 2) || misaligned(in.lead, 8) || misaligned(in.slices, 8) ||
       misaligned(slice_index, 4) || misaligned(out, 4) || out_bytes % 4 != 0 || misaligned(results, 8) ||
       misaligned(total, 8) || misaligned(workspace, 256) || misaligned(in.records, 32))
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   if (in.records_bit % 8 != 0 || reinterpret_cast<const uint8_t*>(in.records) != in.arena + in.records_bit / 8 ||
       in.slots_bit % 32 != 0)
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   const int cap = capacity(workspace_bytes);
-  if (cap < in.n_mbs) return invalid(__LINE__);
+  if (cap < in.n_mbs) return GPUEC_CUDA_INVALID();
 
   const Workspace ws = carve(workspace, cap);
   const int nregions = (in.n_mbs + kWarps - 1) / kWarps;
@@ -260,19 +234,6 @@ gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& 
   Frame f{in.records, slice_index, slot_bits, slot_len, ws.ticket, ws.flags, ws.tc, mb_width, in.n_mbs, nregions, nullptr};
   const EncodeArgs ea{f,      in.lead, in.slices, in.n_slices, ws.done, ws.status,
                       ws.agg, ws.inc,  ws.pos,    ws.info,     total};
-  const EmitArgs em{reinterpret_cast<const uint32_t*>(in.arena),
-                    in.records_bit,
-                    in.slots_bit,
-                    in.records,
-                    slot_len,
-                    in.lead,
-                    in.slices,
-                    in.n_mbs,
-                    ws.pos,
-                    ws.info,
-                    reinterpret_cast<uint32_t*>(out),
-                    out_bytes / 4,
-                    results};
   if (variant == FrameCudaVariant::kTwoPass) {
     // count, code, scan, emit: the kernels of code_frame_cuda (two-pass) and assemble_frame_cuda, each
     // launched to overlap the end of the one before (PDL); the scan clears its control words itself.
@@ -295,7 +256,7 @@ gpu::CudaError encode_frame_cuda(FrameCudaVariant variant, const FrameAssembly& 
     encode_kernel<<<nregions, kThreads, 0, stream>>>(ea);
     GPUEC_CUDA_CHECK_LAUNCH();
   }
-  GPUEC_CUDA_CHECK(launch_pdl(emit_kernel, (in.n_mbs + kEmitWarps - 1) / kEmitWarps, kEmitWarps * 32, stream, em));
+  GPUEC_CUDA_CHECK(launch_emit(in, ws.pos, ws.info, out, out_bytes, results, stream));
   return {};
 }
 

@@ -29,10 +29,6 @@
 namespace cavlc {
 namespace {
 
-gpu::CudaError invalid(int line) {
-  return gpu::CudaError{static_cast<int>(cudaErrorInvalidValue), __FILE__, line, "cudaErrorInvalidValue"};
-}
-
 constexpr size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 struct Workspace {
@@ -92,12 +88,12 @@ gpu::CudaError code_frame_cuda_variant(FrameCudaVariant variant, const gpuec_mb*
                                        int mb_height, const int32_t* slice_id, uint8_t* bits, uint16_t* len,
                                        void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   if (mb_width < 1 || mb_height < 1 || static_cast<int64_t>(mb_width) * mb_height > kFrameCudaMaxMbs)
-    return invalid(__LINE__);
-  if (!records || !slice_id || !bits || !len || !workspace) return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
+  if (!records || !slice_id || !bits || !len || !workspace) return GPUEC_CUDA_INVALID();
   if (reinterpret_cast<uintptr_t>(records) % 32 || reinterpret_cast<uintptr_t>(bits) % 4 ||
       reinterpret_cast<uintptr_t>(len) % 2 || reinterpret_cast<uintptr_t>(workspace) % 256)
-    return invalid(__LINE__);
-  if (workspace_bytes < code_frame_cuda_workspace_bytes(mb_width, mb_height)) return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
+  if (workspace_bytes < code_frame_cuda_workspace_bytes(mb_width, mb_height)) return GPUEC_CUDA_INVALID();
   const int nmb = mb_width * mb_height;
   const int nregions = (nmb + kWarps - 1) / kWarps;
   const Workspace ws = carve(workspace, nmb, nregions);
@@ -115,7 +111,7 @@ gpu::CudaError code_frame_cuda_variant(FrameCudaVariant variant, const gpuec_mb*
     GPUEC_CUDA_CHECK_LAUNCH();
     GPUEC_CUDA_CHECK(launch_pdl(frame_kernel<kModeCode>, nregions, kThreads, stream, f));
   } else {
-    return invalid(__LINE__);
+    return GPUEC_CUDA_INVALID();
   }
   return {};
 }

@@ -305,6 +305,38 @@ __device__ __forceinline__ void wait_region(const Frame& f, int q) {
   while (load_acquire(f.flags + q) == 0) __nanosleep(64);
 }
 
+// Counts the lane's block of macroblock a (the warp's macroblock); with record, the warp's TotalCoeff record
+// goes to f.tc (and with shared also to s_tc[warp], the region's copy of the fused kernel).
+__device__ __forceinline__ Lane count_mb(const Frame& f, uint32_t (&s_tc)[kWarps][kTcWords], int a, int warp, int lane,
+                                         bool record, bool shared) {
+  const Lane L = count_lane(f.recs + a, lane);
+  if (record) {
+    const uint32_t w = tc_record_word(L, lane);
+    if ((lane & 3) == 0 && lane < 28) {
+      f.tc[static_cast<size_t>(a) * kTcWords + lane / 4] = w;
+      if (shared) s_tc[warp][lane / 4] = w;
+    }
+  }
+  return L;
+}
+
+// The fused exchange (whole block): publishes region r's TotalCoeff records (its flag), then waits until
+// the regions holding the left and top neighbours of its macroblocks have published theirs.
+__device__ __forceinline__ void publish_and_wait(const Frame& f, int r, int first) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    store_release(f.flags + r, 1u);
+    const int w = f.mb_width;
+    if (r > 0) wait_region(f, r - 1);
+    if (first - w >= 0) wait_region(f, (first - w) / kWarps);
+    const int last_needed = min(min(first + kWarps, f.nmb) - 1 - w, first - 1);
+    if (last_needed >= 0) wait_region(f, last_needed / kWarps);
+    __threadfence();
+  }
+  __syncthreads();
+}
+
 // Neighbours of the lane's block (availability: inside the frame and the same slice id), nC, and the code.
 // Returns the slot's length in bits (0 for lanes that code nothing).
 template <int kMode>
@@ -377,31 +409,9 @@ __global__ void __launch_bounds__(kThreads, 8) frame_kernel(Frame f) {  // 8 blo
     const int a = first + warp;
     const bool active = a < f.nmb;  // warp-uniform
     Lane L{};
-    if (active) {
-      L = count_lane(f.recs + a, lane);
-      if (kMode != kModeCode) {
-        const uint32_t w = tc_record_word(L, lane);
-        if ((lane & 3) == 0 && lane < 28) {
-          f.tc[static_cast<size_t>(a) * kTcWords + lane / 4] = w;
-          if (kMode == kModeFused) s_tc[warp][lane / 4] = w;
-        }
-      }
-    }
+    if (active) L = count_mb(f, s_tc, a, warp, lane, kMode != kModeCode, kMode == kModeFused);
     if (kMode == kModeCount) break;
-    if (kMode == kModeFused) {
-      __threadfence();
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        store_release(f.flags + r, 1u);
-        const int w = f.mb_width;
-        if (r > 0) wait_region(f, r - 1);
-        if (first - w >= 0) wait_region(f, (first - w) / kWarps);
-        const int last_needed = min(min(first + kWarps, f.nmb) - 1 - w, first - 1);
-        if (last_needed >= 0) wait_region(f, last_needed / kWarps);
-        __threadfence();
-      }
-      __syncthreads();
-    }
+    if (kMode == kModeFused) publish_and_wait(f, r, first);
     if (active) {
       int bits = code_mb_lane<kMode>(f, T, s_tc, L, a, first, lane);
       if (f.mb_bits) {  // uniform

@@ -1109,8 +1109,6 @@ gpu::CudaError grid_limit(int v, bool check, int* sms, int* per_sm) {
   return {};
 }
 
-#define GPUEC_INVALID_ARGUMENT() \
-  ::gpu::CudaError { static_cast<int>(cudaErrorInvalidValue), __FILE__, __LINE__, "cudaErrorInvalidValue" }
 
 }  // namespace
 
@@ -1132,19 +1130,19 @@ gpu::CudaError encode_cuda_variant_run(int variant, int max_blocks_per_sm, const
                                        const CodeTable& table, uint8_t* out, uint64_t* chunk_bits,
                                        uint64_t* total_bits, void* workspace, size_t workspace_bytes,
                                        cudaStream_t stream) {
-  if (variant < 0 || variant >= kVariantCount || n > kEncodeCudaMaxSymbols) return GPUEC_INVALID_ARGUMENT();
+  if (variant < 0 || variant >= kVariantCount || n > kEncodeCudaMaxSymbols) return GPUEC_CUDA_INVALID();
   if (n == 0) {
     if (total_bits) GPUEC_CUDA_CHECK(cudaMemsetAsync(total_bits, 0, sizeof(uint64_t), stream));
     return {};
   }
   if (!in || !out || !workspace || (reinterpret_cast<uintptr_t>(out) & 3) ||
       (reinterpret_cast<uintptr_t>(workspace) & 255))
-    return GPUEC_INVALID_ARGUMENT();
+    return GPUEC_CUDA_INVALID();
   const int threads = kVariants[variant].pub.threads;
   const uint64_t block_symbols = uint64_t(threads) * kSymbolsPerThread;
   const uint64_t num_blocks = (n + block_symbols - 1) / block_symbols;
   const size_t need = workspace_for(num_blocks);
-  if (workspace_bytes < need) return GPUEC_INVALID_ARGUMENT();
+  if (workspace_bytes < need) return GPUEC_CUDA_INVALID();
 
   EncodeParams p;
   bool check = false;
@@ -1201,7 +1199,7 @@ struct DeviceBuffers {
 
 gpu::CudaError encode_cuda_host(const uint8_t* in, uint64_t n, const CodeTable& table, uint8_t* out,
                                 uint64_t* chunk_bits, uint64_t* total_bits) {
-  if (!total_bits || n > kEncodeCudaMaxSymbols || (n > 0 && (!in || !out))) return GPUEC_INVALID_ARGUMENT();
+  if (!total_bits || n > kEncodeCudaMaxSymbols || (n > 0 && (!in || !out))) return GPUEC_CUDA_INVALID();
   if (n == 0) {
     *total_bits = 0;
     return {};

@@ -67,9 +67,7 @@ __global__ void __launch_bounds__(kThreads) histogram_kernel(const uint8_t* __re
 }  // namespace
 
 gpu::CudaError histogram_cuda(const uint8_t* data, size_t n, uint64_t* counts, cudaStream_t stream) {
-  if (!counts || reinterpret_cast<uintptr_t>(counts) % 8 != 0)
-    return gpu::CudaError{static_cast<int>(cudaErrorInvalidValue), __FILE__, __LINE__,
-                          cudaGetErrorName(cudaErrorInvalidValue)};
+  if (!counts || reinterpret_cast<uintptr_t>(counts) % 8 != 0) return GPUEC_CUDA_INVALID();
   GPUEC_CUDA_CHECK(cudaMemsetAsync(counts, 0, 256 * sizeof(uint64_t), stream));
   if (n == 0) return {};
   const uint64_t misalign = reinterpret_cast<uintptr_t>(data) % 16;

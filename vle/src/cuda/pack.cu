@@ -217,16 +217,11 @@ __global__ void __launch_bounds__(kThreads, MinBlocks) pack_kernel(Src src, cons
   }
 }
 
-gpu::CudaError invalid_value(int line) {
-  return gpu::CudaError{static_cast<int>(cudaErrorInvalidValue), __FILE__, line,
-                        cudaGetErrorName(cudaErrorInvalidValue)};
-}
-
 template <int TileWords, int MinBlocks, class Src>
 gpu::CudaError pack_launch(Src src, const uint32_t* len, const uint64_t* offset, size_t n, uint8_t* out,
                            uint64_t out_bytes, cudaStream_t stream) {
   if (n >= (uint64_t{1} << 32) || out_bytes % 4 != 0 || reinterpret_cast<uintptr_t>(out) % 4 != 0)
-    return invalid_value(__LINE__);
+    return GPUEC_CUDA_INVALID();
   const uint64_t tiles = (out_bytes / 4 + TileWords - 1) / TileWords;
   if (n == 0 || tiles == 0) return {};
   auto kernel = pack_kernel<TileWords, kBatch, kDirectWords, MinBlocks, Src>;
@@ -258,7 +253,7 @@ gpu::CudaError pack_cuda(const WordSegments& s, uint8_t* out, uint64_t out_bytes
 }
 
 gpu::CudaError pack_cuda(const ByteSegments& s, uint8_t* out, uint64_t out_bytes, cudaStream_t stream) {
-  if (reinterpret_cast<uintptr_t>(s.src) % 4 != 0) return invalid_value(__LINE__);
+  if (reinterpret_cast<uintptr_t>(s.src) % 4 != 0) return GPUEC_CUDA_INVALID();
   return pack_dispatch(ByteSource{reinterpret_cast<const uint32_t*>(s.src), s.src_bit}, s.len, s.offset, s.n, out,
                        out_bytes, stream);
 }

@@ -173,8 +173,6 @@ cudaError_t cub_scan(void* temp, size_t& temp_bytes, const uint32_t* len, uint64
   return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, static_cast<int64_t>(n + 1), stream);
 }
 
-#define GPUEC_INVALID_ARGUMENT() \
-  ::gpu::CudaError { static_cast<int>(cudaErrorInvalidValue), __FILE__, __LINE__, "cudaErrorInvalidValue" }
 
 constexpr size_t align256(size_t x) { return (x + 255) & ~size_t{255}; }
 
@@ -198,14 +196,14 @@ size_t scan_cuda_workspace_bytes(uint64_t n, ScanMethod m) {
 
 gpu::CudaError exclusive_scan_cuda(const uint32_t* len, uint64_t n, uint64_t* offsets, uint64_t* total,
                                    void* workspace, size_t workspace_bytes, ScanMethod m, cudaStream_t stream) {
-  if (!total || n > kScanCudaMaxItems) return GPUEC_INVALID_ARGUMENT();
+  if (!total || n > kScanCudaMaxItems) return GPUEC_CUDA_INVALID();
   if (n == 0) {
     GPUEC_CUDA_CHECK(cudaMemsetAsync(total, 0, sizeof(uint64_t), stream));
     return {};
   }
   if (!len || !workspace || (reinterpret_cast<uintptr_t>(len) & 3) || (reinterpret_cast<uintptr_t>(offsets) & 7) ||
       (reinterpret_cast<uintptr_t>(workspace) & 255) || workspace_bytes < scan_cuda_workspace_bytes(n, m))
-    return GPUEC_INVALID_ARGUMENT();
+    return GPUEC_CUDA_INVALID();
 
   if (resolve(m) == ScanMethod::kCub) {
     size_t bytes = workspace_bytes;

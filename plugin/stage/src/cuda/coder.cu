@@ -18,6 +18,7 @@
 
 #include "../cuda_coder.h"
 #include "cavlc/encode_frame_cuda.h"
+#include "gpu/pdl.cuh"
 #include "vle/pack.h"
 
 namespace gpuec {
@@ -38,9 +39,7 @@ std::string describe(const gpu::CudaError& e, const char* what) { return std::st
 // Launched with programmatic dependent launch after encode_frame_cuda's last kernel: waits for it first.
 __global__ void copy_output(const uint4* __restrict__ src, uint4* __restrict__ dst, const uint64_t* total_bits,
                             uint64_t cap) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  gpu::pdl_wait();
   const uint64_t bytes = min(((*total_bits + 31) >> 5) << 2, cap);  // vle::packed_bytes
   const uint64_t n = (bytes + 15) / 16;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
@@ -146,18 +145,9 @@ class Coder final : public CudaCoder {
                                                        d_out_, d_out_cap_, d_results_, d_total_, d_ws_, ws_bytes_,
                                                        stream_, d_small_ + tc_off_);
     if (ce) return fail(why, describe(ce, "encode_frame_cuda"));
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(64);
-    cfg.blockDim = dim3(256);
-    cfg.stream = stream_;
-    cudaLaunchAttribute pdl{};
-    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &pdl;
-    cfg.numAttrs = 1;
-    if ((e = cudaLaunchKernelEx(&cfg, copy_output, reinterpret_cast<const uint4*>(d_out_),
-                                reinterpret_cast<uint4*>(d_hout_), static_cast<const uint64_t*>(d_total_),
-                                static_cast<uint64_t>(h_out_cap_))) != cudaSuccess)
+    if ((e = gpu::launch_pdl(copy_output, 64, 256, stream_, reinterpret_cast<const uint4*>(d_out_),
+                             reinterpret_cast<uint4*>(d_hout_), static_cast<const uint64_t*>(d_total_),
+                             static_cast<uint64_t>(h_out_cap_))) != cudaSuccess)
       return fail(why, describe(e, "copy_output launch"));
     if ((e = cudaMemcpyAsync(h_results_, d_results_, n_slices * sizeof(cavlc::SliceResult), cudaMemcpyDeviceToHost,
                              stream_)) ||
