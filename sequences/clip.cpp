@@ -277,7 +277,25 @@ std::unique_ptr<std::vector<uint8_t>> decode_jpeg(std::FILE* f, const std::strin
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   jpeg_finish_decompress(&cinfo);
+  const long warnings = err.mgr.num_warnings;  // libjpeg only warns for truncated or corrupt data
   jpeg_destroy_decompress(&cinfo);
+  if (warnings > 0) throw Error(kExitData, "cannot decode photo " + path + ": truncated or corrupt JPEG data");
+  return rgb;
+}
+
+inline uint8_t luma601(int r, int g, int b) { return uint8_t((66 * r + 129 * g + 25 * b + 128 + (16 << 8)) >> 8); }
+
+std::unique_ptr<std::vector<uint8_t>> decode_jpeg_file(const std::string& path, int* w, int* h) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(kExitData, "cannot open photo " + path);
+  std::unique_ptr<std::vector<uint8_t>> rgb;
+  try {
+    rgb = decode_jpeg(f, path, w, h);
+  } catch (...) {
+    std::fclose(f);
+    throw;
+  }
+  std::fclose(f);
   return rgb;
 }
 
@@ -286,17 +304,8 @@ std::shared_ptr<const Photo> load_photo(const std::string& path) {
   auto it = cache.find(path);
   if (it != cache.end()) return it->second;
 
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error(kExitData, "cannot open photo " + path);
   int w = 0, h = 0;
-  std::unique_ptr<std::vector<uint8_t>> rgb;
-  try {
-    rgb = decode_jpeg(f, path, &w, &h);
-  } catch (...) {
-    std::fclose(f);
-    throw;
-  }
-  std::fclose(f);
+  const std::unique_ptr<std::vector<uint8_t>> rgb = decode_jpeg_file(path, &w, &h);
 
   // Integer BT.601 limited range (the usual 8-bit fixed-point coefficients), offsets added
   // before the shift so that only non-negative values are shifted.
@@ -315,7 +324,7 @@ std::shared_ptr<const Photo> load_photo(const std::string& path) {
         for (int dx = 0; dx < 2; ++dx) {
           const uint8_t* px = src + (std::size_t(y + dy) * w + x + dx) * 3;
           int r = px[0], g = px[1], b = px[2];
-          p->y[std::size_t(y + dy) * p->w + x + dx] = uint8_t((66 * r + 129 * g + 25 * b + 128 + (16 << 8)) >> 8);
+          p->y[std::size_t(y + dy) * p->w + x + dx] = luma601(r, g, b);
           sum_cb += (-38 * r - 74 * g + 112 * b + 128 + (128 << 8)) >> 8;
           sum_cr += (112 * r - 94 * g - 18 * b + 128 + (128 << 8)) >> 8;
         }
@@ -630,6 +639,16 @@ uint64_t fnv1a64(const void* data, std::size_t size, uint64_t hash) {
   const auto* p = static_cast<const uint8_t*>(data);
   for (std::size_t i = 0; i < size; ++i) hash = (hash ^ p[i]) * 0x100000001b3ull;
   return hash;
+}
+
+std::vector<uint8_t> jpeg_luma(const std::string& path, int* width, int* height) {
+  int w = 0, h = 0;
+  const std::unique_ptr<std::vector<uint8_t>> rgb = decode_jpeg_file(path, &w, &h);
+  std::vector<uint8_t> y(std::size_t(w) * h);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = luma601((*rgb)[3 * i], (*rgb)[3 * i + 1], (*rgb)[3 * i + 2]);
+  *width = w;
+  *height = h;
+  return y;
 }
 
 }  // namespace gpuec::clip

@@ -91,6 +91,11 @@ long write_synthetic(const SynthSpec& spec, long frames, const std::string& phot
 // `xz -dc`) byte for byte.
 long copy_y4m(const std::string& path, long frames, const Sink& sink);
 
+// The luma plane of a JPEG file, W x H bytes (BT.601 limited range, the integer formula of the pan clips;
+// libjpeg-turbo with the accurate integer IDCT, so the same bytes on every machine). Throws Error(kExitData)
+// for a missing, truncated or corrupt file.
+std::vector<uint8_t> jpeg_luma(const std::string& path, int* width, int* height);
+
 // Resolves a photo name for pan clips to a path ("" = kDefaultPhoto).
 std::string find_photo(const std::string& name_or_path);
 

@@ -52,6 +52,17 @@ while read -r exe; do
   [ -x "$exe" ] || { echo "gpu-bundle: $exe is not built (cmake --build $build)" >&2; exit 2; }
   cp "$exe" "$out/bin/"
 done <"$list"
+# Their shared libraries other than the C and C++ runtimes (e.g. libjpeg), which a bare GPU machine may
+# lack, go to OUT/lib (run.sh puts it on LD_LIBRARY_PATH).
+copy_libs() {  # exe dest
+  ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      *) mkdir -p "$2"; cp -L "$lib" "$2/" ;;
+    esac
+  done
+}
+for exe in "$out"/bin/*; do copy_libs "$exe" "$out/lib"; done
 for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
 here=$(dirname "$0")
 cp "$here/gpu-run.sh" "$out/run.sh"
@@ -71,12 +82,6 @@ if [ -x "$clip" ]; then
   mkdir -p "$out/host/lib"
   cp "$clip" "$out/host/gpuec-clip"
   host+=(gpuec-clip)
-  # Its libraries that a bare GPU machine may lack (the C and C++ runtimes are there: the tests need them).
-  ldd "$clip" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
-    case "$(basename "$lib")" in
-      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-      *) cp -L "$lib" "$out/host/lib/" ;;
-    esac
-  done
+  copy_libs "$clip" "$out/host/lib"  # the C and C++ runtimes are there: the tests need them
 fi
 echo "gpu-bundle: $(ls "$out/bin" | wc -l) programs${host[*]:+, host: ${host[*]}}, $(du -sh "$out" | cut -f1) in $out"

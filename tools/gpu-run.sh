@@ -9,6 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 logs=${1:-${OUT:-$here/logs}}
 mkdir -p "$logs"
 export GPUEC_SHARED_DIR="$here/data"
+# Shared libraries the programs need that a bare GPU machine may lack (gpu-bundle.sh puts them in lib/).
+[ -d "$here/lib" ] && export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 pass=0 fail=0
 summary="$logs/summary.txt"

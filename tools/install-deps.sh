@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything gpuec needs on a fresh Debian 12 machine (run as root or with sudo).
-# Debian packages only; the deb-src entry needed by `apt-get source x264` is derived from the
+# Debian packages only; the deb-src entry needed by `apt-get source x264` (and ffmpeg) is derived from the
 # machine's own apt sources, never written from a host name.
 set -euo pipefail
 

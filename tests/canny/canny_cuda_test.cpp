@@ -25,6 +25,7 @@
 
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
+#include "clip.h"  // gpuec_sequences: JPEG luma and y4m frames
 #include "gpu/device.h"
 
 namespace {
@@ -118,6 +119,7 @@ struct Config {
   int step = 3;                        // candidate set (kStrip / kFrame)
   ThresholdPair fixed = {10, 20, 1};   // kFixed
   int src_pad = 0, edges_pad = 0;      // pitch - width
+  std::vector<CandidatePair> custom;   // when not empty: this candidate list instead of the step's set
 };
 
 std::string describe(const Image& img, const Config& c) {
@@ -132,7 +134,7 @@ bool compare(const Image& img, const Config& cfg) {
   const std::string what = describe(img, cfg);
   SCOPED_TRACE(what);
   const int W = img.w, H = img.h, ns = canny::strip_count(W);
-  std::vector<CandidatePair> cands = standard_set(cfg.step);
+  std::vector<CandidatePair> cands = cfg.custom.empty() ? standard_set(cfg.step) : cfg.custom;
   Options opt;
   opt.sigma = cfg.sigma;
   opt.mode = cfg.mode;
@@ -208,7 +210,9 @@ bool compare(const Image& img, const Config& cfg) {
 
 // gradient_map_cuda against gradient_map_ref, floats bit for bit, canary floats in the padding and after.
 bool compare_gradient(const Image& img, float sigma, int g_pad) {
-  SCOPED_TRACE(describe(img, Config{sigma}) + " g_pad " + std::to_string(g_pad));
+  Config cfg;
+  cfg.sigma = sigma;
+  SCOPED_TRACE(describe(img, cfg) + " g_pad " + std::to_string(g_pad));
   const int W = img.w, H = img.h, gp = W + g_pad;
   std::vector<float> ref(size_t(W) * H);
   std::vector<uint8_t> work(canny::workspace_bytes_ref(W, H));
@@ -357,6 +361,132 @@ TEST(CannyCuda, StandardImages) {
     for (float sigma : {1.0f, 1.4f}) compare_all_modes(img, sigma);
   }
   if (found == 0) GTEST_SKIP() << "skipped: no standard images under " << dir;
+}
+
+// Candidate lists other than the standard sets: many distinct lows (several label batches of the CUDA twin),
+// duplicates (weights), highs up to 100, a single pair.
+TEST(CannyCuda, CustomCandidateSets) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 4);
+  const Image img = structure_image(under_sanitizer() ? 70 : 300, under_sanitizer() ? 40 : 200, rng);
+  std::vector<std::vector<CandidatePair>> sets;
+  sets.push_back({{7, 9}});
+  std::vector<CandidatePair> wide;
+  for (int low = 1; low < 100; low += 4) wide.push_back({uint8_t(low), uint8_t(std::min(100, low + 1 + int(rng() % 40)))});
+  sets.push_back(wide);
+  std::vector<CandidatePair> dup = standard_set(3);
+  for (int k = 0; k < 20; ++k) dup.push_back(dup[rng() % dup.size()]);
+  sets.push_back(dup);
+  std::vector<CandidatePair> rnd;
+  for (int k = 0; k < 200; ++k) {
+    const int low = 1 + int(rng() % 60);
+    rnd.push_back({uint8_t(low), uint8_t(low + 1 + int(rng() % 30))});
+  }
+  sets.push_back(rnd);
+  for (const auto& set : sets)
+    for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame}) {
+      Config c;
+      c.mode = mode;
+      c.custom = set;
+      compare(img, c);
+    }
+}
+
+// Heights around the CUDA twin's limits: 256 rows (48 KB of shared memory per strip, the default limit),
+// 1184 (the largest strip kept in shared memory) and 1185 (the global-memory path), and a 32 x 33 tile edge.
+TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 5);
+  for (int h : {255, 256, 257, 1184, 1185}) {
+    if (under_sanitizer() && h > 257) continue;
+    const Image img = structure_image(70, h, rng);
+    for (int step : {1, 3}) {
+      Config c;
+      c.step = step;
+      compare(img, c);
+    }
+  }
+}
+
+// The BSDS500 test subset (GPUEC_SHARED_DIR/images/bsds500_subset/images/*.jpg, luma of the JPEG): both
+// candidate sets in strip and frame mode.
+TEST(CannyCuda, Bsds500Subset) {
+  REQUIRE_GPU();
+  const char* dir = std::getenv("GPUEC_SHARED_DIR");
+  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  const std::string folder = std::string(dir) + "/images/bsds500_subset/images";
+  std::vector<std::string> files;
+  if (std::FILE* m = std::fopen((std::string(dir) + "/images/bsds500_subset/MANIFEST.tsv").c_str(), "r")) {
+    char line[1024];
+    while (std::fgets(line, sizeof line, m)) {
+      const std::string l(line);
+      if (l.compare(0, 7, "images/") == 0) files.push_back(l.substr(7, l.find('\t') - 7));
+    }
+    std::fclose(m);
+  }
+  if (files.empty()) GTEST_SKIP() << "skipped: no BSDS500 subset under " << dir;
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    Image img(1, 1);
+    try {
+      img.px = gpuec::clip::jpeg_luma(folder + "/" + f, &img.w, &img.h);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    if (under_sanitizer()) {
+      Image crop(std::min(img.w, 96), std::min(img.h, 64));
+      for (int y = 0; y < crop.h; ++y) std::memcpy(&crop.at(0, y), &img.px[size_t(y) * img.w], size_t(crop.w));
+      img = crop;
+    }
+    compare_all_modes(img, 1.0f, 5, 3);
+    if (under_sanitizer()) break;
+  }
+}
+
+// Frames of the shared sequences (GPUEC_SHARED_DIR/sequences/*.y4m.xz, the luma plane of frames 0 and 20).
+TEST(CannyCuda, SequenceFrames) {
+  REQUIRE_GPU();
+  const char* dir = std::getenv("GPUEC_SHARED_DIR");
+  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  int found = 0;
+  for (const char* name : {"foreman_qcif.y4m.xz", "foreman_cif.y4m.xz", "suzie_cif.y4m.xz"}) {
+    const std::string path = std::string(dir) + "/sequences/" + name;
+    std::FILE* probe = std::fopen(path.c_str(), "rb");
+    if (!probe) continue;
+    std::fclose(probe);
+    ++found;
+    SCOPED_TRACE(name);
+    std::vector<Image> frames;
+    try {
+      const gpuec::clip::LocalClip clip = gpuec::clip::probe_local_clip(path);
+      const size_t luma = size_t(clip.width) * clip.height;
+      long piece = 0;
+      gpuec::clip::copy_y4m(path, 21, [&](const void* data, size_t size) {
+        // piece 0: header; 2k + 1: FRAME line of frame k; 2k + 2: data of frame k
+        if ((piece == 2 || piece == 42) && size >= luma) {
+          Image im(clip.width, clip.height);
+          std::memcpy(im.px.data(), data, luma);
+          frames.push_back(std::move(im));
+        }
+        ++piece;
+      });
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    EXPECT_EQ(frames.size(), 2u);
+    for (const Image& img : frames) {
+      if (under_sanitizer()) {
+        Image crop(std::min(img.w, 96), std::min(img.h, 64));
+        for (int y = 0; y < crop.h; ++y) std::memcpy(&crop.at(0, y), &img.px[size_t(y) * img.w], size_t(crop.w));
+        compare_all_modes(crop, 1.0f);
+        break;
+      }
+      compare_all_modes(img, 1.0f);
+    }
+  }
+  if (found == 0) GTEST_SKIP() << "skipped: no sequences under " << dir;
 }
 
 TEST(CannyCuda, ArgumentErrors) {

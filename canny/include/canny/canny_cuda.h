@@ -1,29 +1,33 @@
 // canny/canny_cuda.h: the CUDA twin of GUD-Canny (canny/canny.h, detect_edges_ref): the same edge map and
 // the same pairs per strip, bit for bit. Host C++ API; no CUDA headers needed. Library gpuec_canny_cuda.
-// Status: written and compiled; NOT yet verified on a GPU (tests/canny/canny_cuda_test.cpp).
+// Status: bit-identical to detect_edges_ref on the H200 (tests/canny/canny_cuda_test.cpp, gpu/bitexact,
+// memcheck and racecheck clean); speed in docs/benchmarks.md.
 //
-// Kernels (canny/src/cuda/canny.cu; DESIGN.md section 5, thesis Algorithms 1-6): Gaussian rows, Gaussian
-// columns (Q14 taps from canny::gaussian_taps, passed as kernel arguments), central differences + sqrtf
-// + atomicMax of gx^2 + gy^2, NMS + normalisation (explicit __f*_rn intrinsics: one rounding per
-// operation, as the CPU twin). Thresholds: every pixel gets two 7-bit codes (#k with G >= k/100, #k with
-// G > k/100) in a per-strip layout, from which each candidate's HIGH / UNSTABLE bit maps (one 32-bit
-// word per strip row) are built; hysteresis is an OR-propagation to a fixed point (__syncthreads_or),
-// one thread block per (region, candidate slot); the linking maps are counted into SM with integer
-// atomics; a block per region then builds the histograms and finds the local maxima.
+// Kernels (canny/src/cuda/canny.cu; DESIGN.md section 5, thesis Algorithms 1-6): one fused kernel for the
+// Gaussian (Q14 taps from canny::gaussian_taps), the central differences, sqrtf and the atomicMax of
+// gx^2 + gy^2; one for NMS, normalisation (explicit __f*_rn intrinsics: one rounding per operation, as the
+// CPU twin) and two 7-bit threshold codes per pixel (#k with G >= k/100, #k with G > k/100), which turn
+// every threshold comparison into an integer one. Hysteresis is connected-component labelling instead of
+// the paper's iteration: for a pair (low, high) the edge map is every pixel of S = {G > low} u {G >= high}
+// whose 8-connected component (inside its strip) reaches high, so one labelling per distinct low of the
+// candidate set serves all its highs, and SM (the linking-map counts) follows from each component's
+// maximum without building any map. Strip mode with strips up to 1184 rows: one block per (strip, low)
+// labels a whole strip in shared memory, and one block per strip builds the histograms, picks the pair and
+// writes the edge map; taller strips and frame mode: union-find over 32 x 32 tiles in shared memory, then
+// the tile borders and the roots in global memory (Playne-Hawick lock-free union).
 //
 // detect_edges_cuda(src, width, height, pitch, options, edges, edges_pitch, pairs, workspace,
 //                   workspace_bytes, stream):
 //   - src, edges, pairs and workspace are DEVICE pointers. options.candidates is a HOST pointer: the call
-//     checks the set (check_candidates) and copies it into the workspace with cudaMemcpyAsync (from
-//     pageable memory that copy returns once the data is staged, so the caller may free or reuse the
-//     array as soon as the call returns).
+//     checks the set (check_candidates) and passes what the kernels need of it (its distinct lows and the
+//     count of highs per low) as kernel parameters, so the caller may free or reuse the array as soon as the
+//     call returns; no copy, no synchronization.
 //   - The contract is detect_edges_ref's: src row y at src + y * pitch (pitch >= width), edges row y at
 //     edges + y * edges_pitch (edges_pitch >= width; bytes past the width are not touched), pairs has
 //     strip_count(width) entries. Same outputs as detect_edges_ref.
 //   - workspace: at least detect_edges_cuda_workspace_bytes(width, height) bytes, 256-byte aligned
 //     (cudaMalloc), any contents (the call clears what it needs). Scratch for this call only.
-//   - Asynchronous: enqueued on `stream`; no allocation; no synchronization (except the staging of the
-//     candidate copy described above).
+//   - Asynchronous: enqueued on `stream`; no allocation; no synchronization.
 //   - Errors are values: cudaErrorInvalidValue (this library's file and line) where detect_edges_ref
 //     returns a Status < 0 (null pointers, sizes, pitches, sigma, mode, candidates, fixed pair) and for
 //     a short or misaligned workspace; else the first failing CUDA call. Kernel faults appear at the next

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
@@ -17,11 +18,8 @@ namespace canny {
 namespace {
 
 constexpr int kTileX = 32, kTileY = 8;      // pixel kernels: 256 threads
-constexpr int kLinkThreads = 256;           // hysteresis kernel
 constexpr int kSelectThreads = 512;         // histogram / threshold search kernel
-constexpr int kSmemWords = 8192;            // regions up to this many words keep their 3 maps in shared memory
-constexpr int kGlobalSlots = 8;             // larger regions: this many candidate slots per region in global memory
-constexpr int kSmemSlots = 64;              // candidate slots per region when the maps are in shared memory
+constexpr int kSelectPixels = 4096;         // pixels per block of it (at least)
 
 struct Taps {
   int32_t w[kMaxTaps];
@@ -37,23 +35,27 @@ bool valid_size(int width, int height) {
 
 struct Workspace {
   uint32_t* max2;          // 1 word: max of gx^2 + gy^2
-  CandidatePair* cand;     // kMaxCandidates
-  uint16_t* h;             // W x H, Q8 horizontal pass
-  uint8_t* s;              // W x H, smoothed
   int16_t* gx;             // W x H
   int16_t* gy;             // W x H
   float* m;                // W x H, magnitude
   float* g;                // W x H, G (pitch W)
-  uint16_t* q;             // ns x H x 32 threshold codes, strip-major
+  uint16_t* q;             // W x H threshold codes
   uint32_t* sm;            // W x H, SM counts
-  uint32_t* maps;          // kGlobalSlots x 3 x ns x H words
+  uint32_t* lab;           // layers x W x H, union-find parents
+  uint32_t* mx;            // layers x W x H, maxA of the roots
+  uint32_t* hist;          // ns x 2 x 102 histogram words, then ns block counters (select_kernel)
+  int layers;              // label planes: lows labelled per batch
 };
 
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
 
+// Label planes per batch of lows: 8 up to 4 Mpixels (2160p: 2; larger: 1), so the workspace stays within
+// 64 bytes per pixel up to 1080p and about 20 bytes per pixel beyond.
+int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 2 : 1); }
+
 size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   const size_t n = size_t(width) * size_t(height);
-  const size_t ns = size_t(strip_count(width));
+  const int layers = label_layers(n);
   size_t off = 0;
   auto take = [&](size_t bytes) {
     uint8_t* p = base ? base + off : nullptr;
@@ -61,28 +63,27 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
     return p;
   };
   uint8_t* max2 = take(4);
-  uint8_t* cand = take(sizeof(CandidatePair) * kMaxCandidates);
-  uint8_t* h = take(n * 2);
-  uint8_t* s = take(n);
   uint8_t* gx = take(n * 2);
   uint8_t* gy = take(n * 2);
   uint8_t* m = take(n * 4);
   uint8_t* g = take(n * 4);
-  uint8_t* q = take(ns * size_t(height) * 32 * 2);
+  uint8_t* q = take(n * 2);
   uint8_t* sm = take(n * 4);
-  uint8_t* maps = take(size_t(kGlobalSlots) * 3 * ns * size_t(height) * 4);
+  uint8_t* lab = take(size_t(layers) * n * 4);
+  uint8_t* mx = take(size_t(layers) * n * 4);
+  uint8_t* hist = take(size_t(strip_count(width)) * (2 * (kMaxThreshold + 2) + 1) * 4);
   if (ws) {
     ws->max2 = reinterpret_cast<uint32_t*>(max2);
-    ws->cand = reinterpret_cast<CandidatePair*>(cand);
-    ws->h = reinterpret_cast<uint16_t*>(h);
-    ws->s = s;
     ws->gx = reinterpret_cast<int16_t*>(gx);
     ws->gy = reinterpret_cast<int16_t*>(gy);
     ws->m = reinterpret_cast<float*>(m);
     ws->g = reinterpret_cast<float*>(g);
     ws->q = reinterpret_cast<uint16_t*>(q);
     ws->sm = reinterpret_cast<uint32_t*>(sm);
-    ws->maps = reinterpret_cast<uint32_t*>(maps);
+    ws->lab = reinterpret_cast<uint32_t*>(lab);
+    ws->mx = reinterpret_cast<uint32_t*>(mx);
+    ws->hist = reinterpret_cast<uint32_t*>(hist);
+    ws->layers = layers;
   }
   return off;
 }
@@ -91,44 +92,58 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
 
 __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-__global__ void smooth_rows_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps,
-                                   uint16_t* __restrict__ h) {
-  __shared__ int32_t tw[kMaxTaps];  // dynamic indexing of the by-value argument would go to local memory
-  const int tid = threadIdx.y * kTileX + threadIdx.x;
-  if (tid < kMaxTaps) tw[tid] = taps.w[tid];
-  __syncthreads();
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
-  if (x >= W || y >= H) return;
-  const uint8_t* row = src + size_t(y) * pitch;
-  int32_t acc = 0;
-  for (int i = -taps.r; i <= taps.r; ++i) acc += tw[i + taps.r] * int32_t(row[clampi(x + i, 0, W - 1)]);
-  h[size_t(y) * W + x] = uint16_t((acc + 32) >> 6);
-}
+// Steps 1-2 fused, one 32 x 8 output tile per block: the source tile with its halo (clamped coordinates),
+// the horizontal pass on the rows the vertical pass needs, the vertical pass on the tile plus a one-pixel
+// ring, then central differences, M = sqrtf(gx^2 + gy^2) and the maximum of gx^2 + gy^2 (an integer
+// atomicMax: exact whatever the order). Every value equals the two-pass definition of canny.h: the halo
+// holds the smoothed plane at clamped coordinates, which is what the clamped differences read.
+constexpr int kHaloRows = kTileY + 2 + 2 * kMaxRadius, kHaloCols = kTileX + 2 + 2 * kMaxRadius;
 
-__global__ void smooth_cols_kernel(const uint16_t* __restrict__ h, int W, int H, Taps taps, uint8_t* __restrict__ s) {
+__global__ void __launch_bounds__(kTileX * kTileY)
+front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps, int16_t* __restrict__ gx,
+             int16_t* __restrict__ gy, float* __restrict__ m, uint32_t* max2) {
   __shared__ int32_t tw[kMaxTaps];
-  const int tid = threadIdx.y * kTileX + threadIdx.x;
+  __shared__ uint8_t src_s[kHaloRows][kHaloCols];
+  __shared__ uint16_t h_s[kHaloRows][kTileX + 2];
+  __shared__ uint8_t s_s[kTileY + 2][kTileX + 2];
+  const int tid = threadIdx.y * kTileX + threadIdx.x, nt = kTileX * kTileY;
+  const int r = taps.r;
+  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kTileY;
+  const int sx0 = x0 - 1 - r, sy0 = y0 - 1 - r;  // coordinates of src_s[0][0] (and the rows of h_s)
+  const int rows = kTileY + 2 + 2 * r, cols = kTileX + 2 + 2 * r;
   if (tid < kMaxTaps) tw[tid] = taps.w[tid];
+  for (int k = tid; k < rows * cols; k += nt) {
+    const int ry = k / cols, cx = k % cols;
+    src_s[ry][cx] = src[size_t(clampi(sy0 + ry, 0, H - 1)) * pitch + clampi(sx0 + cx, 0, W - 1)];
+  }
   __syncthreads();
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
-  if (x >= W || y >= H) return;
-  int32_t acc = 0;
-  for (int i = -taps.r; i <= taps.r; ++i)
-    acc += tw[i + taps.r] * int32_t(h[size_t(clampi(y + i, 0, H - 1)) * W + x]);
-  s[size_t(y) * W + x] = uint8_t((acc + (1 << 21)) >> 22);
-}
-
-// Central differences, M = sqrtf(gx^2 + gy^2), and the maximum of gx^2 + gy^2 (an integer atomicMax:
-// exact whatever the order). Every thread of the block reaches the shuffles.
-__global__ void gradient_kernel(const uint8_t* __restrict__ s, int W, int H, int16_t* __restrict__ gx,
-                                int16_t* __restrict__ gy, float* __restrict__ m, uint32_t* max2) {
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
+  // h at (row clamp(sy0 + ry), column clamp(x0 - 1 + cx)).
+  for (int k = tid; k < rows * (kTileX + 2); k += nt) {
+    const int ry = k / (kTileX + 2), cx = k % (kTileX + 2);
+    const int xc = clampi(x0 - 1 + cx, 0, W - 1);
+    int32_t acc = 0;
+    for (int i = -r; i <= r; ++i) acc += tw[i + r] * int32_t(src_s[ry][clampi(xc + i, 0, W - 1) - sx0]);
+    h_s[ry][cx] = uint16_t((acc + 32) >> 6);
+  }
+  __syncthreads();
+  // s at (clamp(y0 - 1 + sy), clamp(x0 - 1 + cx)).
+  for (int k = tid; k < (kTileY + 2) * (kTileX + 2); k += nt) {
+    const int sy = k / (kTileX + 2), cx = k % (kTileX + 2);
+    const int yc = clampi(y0 - 1 + sy, 0, H - 1);
+    int32_t acc = 0;
+    for (int i = -r; i <= r; ++i) acc += tw[i + r] * int32_t(h_s[clampi(yc + i, 0, H - 1) - sy0][cx]);
+    s_s[sy][cx] = uint8_t((acc + (1 << 21)) >> 22);
+  }
+  __syncthreads();
+  const int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
   uint32_t m2 = 0;
   if (x < W && y < H) {
-    const uint8_t* mid = s + size_t(y) * W;
-    const int32_t dx = int32_t(mid[clampi(x + 1, 0, W - 1)]) - int32_t(mid[clampi(x - 1, 0, W - 1)]);
-    const int32_t dy = int32_t(s[size_t(clampi(y + 1, 0, H - 1)) * W + x]) -
-                       int32_t(s[size_t(clampi(y - 1, 0, H - 1)) * W + x]);
+    const int cy = y - (y0 - 1);
+    const int32_t dx = int32_t(s_s[cy][clampi(x + 1, 0, W - 1) - (x0 - 1)]) -
+                       int32_t(s_s[cy][clampi(x - 1, 0, W - 1) - (x0 - 1)]);
+    const int cxx = x - (x0 - 1);
+    const int32_t dy = int32_t(s_s[clampi(y + 1, 0, H - 1) - (y0 - 1)][cxx]) -
+                       int32_t(s_s[clampi(y - 1, 0, H - 1) - (y0 - 1)][cxx]);
     m2 = uint32_t(dx * dx + dy * dy);
     const size_t i = size_t(y) * W + x;
     gx[i] = int16_t(dx);
@@ -136,7 +151,8 @@ __global__ void gradient_kernel(const uint8_t* __restrict__ s, int W, int H, int
     m[i] = __fsqrt_rn(float(m2));  // exact integer argument <= 130050; correctly rounded
   }
   for (int o = 16; o > 0; o >>= 1) m2 = max(m2, __shfl_xor_sync(0xffffffffu, m2, o));
-  if ((threadIdx.x & 31) == 0 && m2 > 0) atomicMax(max2, m2);
+  // Most warps hold no new maximum: a plain read first keeps the atomics on the one word few.
+  if ((threadIdx.x & 31) == 0 && m2 > __ldcg(max2)) atomicMax(max2, m2);
 }
 
 __device__ __forceinline__ float mag_at(const float* m, int W, int H, int x, int y) {
@@ -144,244 +160,554 @@ __device__ __forceinline__ float mag_at(const float* m, int W, int H, int x, int
   return m[size_t(y) * W + x];
 }
 
-// NMS with interpolation and G = M / Mmax, one rounding per operation (canny.h NUMBERS).
+// NMS with interpolation and G = M / Mmax, one rounding per operation (canny.h NUMBERS). With q, also the
+// threshold codes: A = #{k in 1..100 : G >= k/100}, B = #{k : G > k/100} (k/100 the float (float)k / 100.0f,
+// strictly increasing in k). Then G >= high/100 <=> A >= high, G > low/100 <=> B >= low, G < high/100 <=>
+// A < high: every comparison of the CPU twin becomes an integer one. Code = A | B << 8, row-major.
 __global__ void nms_kernel(const int16_t* __restrict__ gx, const int16_t* __restrict__ gy,
                            const float* __restrict__ m, const uint32_t* __restrict__ max2, int W, int H,
-                           float* __restrict__ g, int g_pitch) {
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
-  if (x >= W || y >= H) return;
-  const size_t i = size_t(y) * W + x;
-  const float mc = m[i];
-  float* out = g + size_t(y) * g_pitch + x;
-  if (mc == 0.0f) {
-    *out = 0.0f;
-    return;
-  }
-  const float mmax = __fsqrt_rn(float(*max2));
-  const int dx = gx[i], dy = gy[i];
-  const int ax = abs(dx), ay = abs(dy);
-  const int sx = (dx > 0) - (dx < 0), sy = (dy > 0) - (dy < 0);
-  int mjx, mjy, mnx, mny;
-  float t;
-  if (ax >= ay) {
-    mjx = sx; mjy = 0; mnx = 0; mny = sy;
-    t = __fdiv_rn(float(ay), float(ax));
-  } else {
-    mjx = 0; mjy = sy; mnx = sx; mny = 0;
-    t = __fdiv_rn(float(ax), float(ay));
-  }
-  const float a = mag_at(m, W, H, x + mjx, y + mjy);
-  const float b = mag_at(m, W, H, x + mjx + mnx, y + mjy + mny);
-  const float c = mag_at(m, W, H, x - mjx, y - mjy);
-  const float d = mag_at(m, W, H, x - mjx - mnx, y - mjy - mny);
-  const float fwd = __fadd_rn(a, __fmul_rn(t, __fsub_rn(b, a)));
-  const float bwd = __fadd_rn(c, __fmul_rn(t, __fsub_rn(d, c)));
-  *out = (mc > fwd && mc >= bwd) ? __fdiv_rn(mc, mmax) : 0.0f;
-}
-
-// ---- thresholds -----------------------------------------------------------------------------------------
-
-// Threshold codes: for each pixel A = #{k in 1..100 : G >= k/100}, B = #{k : G > k/100} (k/100 the float
-// (float)k / 100.0f, strictly increasing in k). Then G >= high/100 <=> A >= high, G > low/100 <=> B >= low,
-// G < high/100 <=> A < high: every comparison of the CPU twin becomes an integer one. Code = A | B << 8,
-// stored strip-major (q[(strip * H + y) * 32 + column in strip]); columns past the width get 0 (neither
-// HIGH nor UNSTABLE for any pair with low, high >= 1).
-__global__ void codes_kernel(const float* __restrict__ g, int W, int H, int ns, uint16_t* __restrict__ q) {
+                           float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q) {
   __shared__ float t[kMaxThreshold + 1];
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   if (tid <= kMaxThreshold) t[tid] = __fdiv_rn(float(tid), 100.0f);
   __syncthreads();
   const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
-  if (x >= ns * kStripWidth || y >= H) return;
-  uint32_t code = 0;
-  if (x < W) {
-    const float v = g[size_t(y) * W + x];
-    int a = 0, b = 0;
-    for (int k = 1; k <= kMaxThreshold && v >= t[k]; ++k) a = k;
-    for (int k = 1; k <= kMaxThreshold && v > t[k]; ++k) b = k;
-    code = uint32_t(a) | (uint32_t(b) << 8);
+  if (x >= W || y >= H) return;
+  const size_t i = size_t(y) * W + x;
+  const float mc = m[i];
+  float v = 0.0f;
+  if (mc != 0.0f) {
+    const float mmax = __fsqrt_rn(float(*max2));
+    const int dx = gx[i], dy = gy[i];
+    const int ax = abs(dx), ay = abs(dy);
+    const int sx = (dx > 0) - (dx < 0), sy = (dy > 0) - (dy < 0);
+    int mjx, mjy, mnx, mny;
+    float tt;
+    if (ax >= ay) {
+      mjx = sx; mjy = 0; mnx = 0; mny = sy;
+      tt = __fdiv_rn(float(ay), float(ax));
+    } else {
+      mjx = 0; mjy = sy; mnx = sx; mny = 0;
+      tt = __fdiv_rn(float(ax), float(ay));
+    }
+    const float a = mag_at(m, W, H, x + mjx, y + mjy);
+    const float b = mag_at(m, W, H, x + mjx + mnx, y + mjy + mny);
+    const float c = mag_at(m, W, H, x - mjx, y - mjy);
+    const float d = mag_at(m, W, H, x - mjx - mnx, y - mjy - mny);
+    const float fwd = __fadd_rn(a, __fmul_rn(tt, __fsub_rn(b, a)));
+    const float bwd = __fadd_rn(c, __fmul_rn(tt, __fsub_rn(d, c)));
+    v = (mc > fwd && mc >= bwd) ? __fdiv_rn(mc, mmax) : 0.0f;
   }
-  const int strip = x / kStripWidth, col = x % kStripWidth;
-  q[(size_t(strip) * H + y) * kStripWidth + col] = uint16_t(code);
+  g[size_t(y) * g_pitch + x] = v;
+  if (!q) return;
+  int ca = 0, cb = 0;
+  if (v > 0.0f) {
+    // Binary searches over the increasing t[1..100]: ca = the largest k with v >= t[k], cb with v > t[k].
+    int lo = 0, hi = kMaxThreshold;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (v >= t[mid]) lo = mid; else hi = mid - 1;
+    }
+    ca = lo;
+    lo = 0, hi = kMaxThreshold;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (v > t[mid]) lo = mid; else hi = mid - 1;
+    }
+    cb = lo;
+  }
+  q[i] = uint16_t(uint32_t(ca) | (uint32_t(cb) << 8));
 }
 
-struct LinkParams {
-  const uint16_t* q;
-  int width, height, ns;
-  int nw;                      // words per region row (1: strips; ns: the whole frame)
-  const CandidatePair* cand;   // counting pass: the candidates
-  int nc;
-  uint32_t* sm;                // counting pass: SM, W x H
-  uint32_t* gmaps;             // maps in global memory when !use_smem
-  int use_smem;
-  const ThresholdPair* pairs;  // final pass: the pair of each region (pairs[region])
-  uint8_t* edges;              // final pass: the output
-  int edges_pitch;
-  int final_pass;
+// ---- thresholds and hysteresis ---------------------------------------------------------------------------
+
+// Hysteresis as connected components (DESIGN.md section 5; canny.h NUMBERS). For a pair (low, high) let
+// S = { B >= low } u { A >= high } (= { B >= low } when low < high: G >= high/100 implies G > low/100).
+// The edge map is every pixel of S whose 8-connected component of S inside its region holds a pixel with
+// A >= high, i.e. whose component's maximum of A is >= high: the set the CPU twin's flood fill finds.
+// So one labelling of S per distinct low serves every candidate with that low; the linking maps are counted
+// without building them: pixel p of S(low) lies in the linking map of (low, high) iff A(p) < high <=
+// maxA(component of p), so SM[p] = sum over the lows <= B(p) of F_low(maxA) - F_low(A(p)), F_low(v) = the
+// number of candidates (low, high) with high <= v.
+//
+// Labelling: union-find over pixel indices (Playne and Hawick's lock-free scheme): every pixel of S starts
+// as its own root, parents always point to smaller indices (atomicMin), so the find loops end and any
+// interleaving gives the same partition. Layers: one label plane per low of the batch (blockIdx.z).
+constexpr int kMaxLayers = 8;
+
+struct Layers {
+  int n;                       // layers in this batch
+  uint8_t low[kMaxLayers];     // count pass: the low of each layer (high: 255, never reached)
+  uint16_t f[kMaxLayers][kMaxThreshold + 1];  // F_low(v): candidates (low, high) with high <= v
 };
 
-// One row of the region, in place: each word gets the UNSTABLE bits 8-adjacent to E in the rows above,
-// below and itself (including the neighbour words of the region), then its horizontal closure through
-// UNSTABLE runs. Rows are owned by threads (only the owner writes a row); the rows above and below may
-// belong to other threads, so they are read with atomic loads and every write is an atomicOr: no data race
-// (racecheck clean), and since every word only gains bits that are justified (UNSTABLE and adjacent to E),
-// any interleaving stays inside the least fixed point; the loop ends only after an iteration in which no
-// thread changed anything (then every row satisfies the closure with the final values: the fixed point).
-__device__ __forceinline__ uint32_t atomic_load(uint32_t* p) { return atomicOr(p, 0u); }
+struct CclParams {
+  const uint16_t* q;           // codes
+  int width, height;
+  int region_w;                // kStripWidth (strips) or the width (one region)
+  uint32_t* lab;               // layer l at lab + l * n: parent pointers (only pixels of S are written)
+  uint32_t* mx;                // layer l at mx + l * n: maxA of a root (written for pixels of S)
+  const ThresholdPair* pairs;  // final pass: the pair of strip x / 32 (all equal in frame/fixed mode)
+  int final_pass;
+  Layers layers;
+};
 
-__device__ bool update_row(uint32_t* E, const uint32_t* U, int y, int H, int nw, bool forward) {
-  bool ch = false;
-  for (int s = 0; s < nw; ++s) {
-    const int kk = forward ? s : nw - 1 - s;
-    const size_t i = size_t(y) * nw + kk;
-    const uint32_t u = U[i];
-    const uint32_t e = E[i];  // only this thread writes row y
-    if ((u & ~e) == 0u) continue;
-    uint32_t nb = 0;
-    for (int dy = -1; dy <= 1; ++dy) {
-      const int yy = y + dy;
-      if (yy < 0 || yy >= H) continue;
-      const size_t r = size_t(yy) * nw;
-      uint32_t w, l, rr;
-      if (dy == 0) {
-        w = e;
-        l = kk > 0 ? E[r + kk - 1] : 0u;
-        rr = kk + 1 < nw ? E[r + kk + 1] : 0u;
-      } else {  // possibly another thread's row
-        w = atomic_load(E + r + kk);
-        l = kk > 0 ? atomic_load(E + r + kk - 1) : 0u;
-        rr = kk + 1 < nw ? atomic_load(E + r + kk + 1) : 0u;
-      }
-      nb |= w | (w << 1) | (w >> 1) | (l >> 31) | (rr << 31);
-    }
-    uint32_t ne = e | (u & nb);
-    if (ne == e) continue;
-    for (;;) {
-      const uint32_t nx = ne | (u & ((ne << 1) | (ne >> 1)));
-      if (nx == ne) break;
-      ne = nx;
-    }
-    atomicOr(E + i, ne);
-    ch = true;
-  }
-  return ch;
-}
-
-// Hysteresis on bit maps. Block (region, slot): region = blockIdx.x (word columns [region * nw, ...)),
-// slot = blockIdx.y handles candidates slot, slot + gridDim.y, ... (counting pass) or the region's pair
-// (final pass, gridDim.y == 1). Maps: HIGH, UNSTABLE, E (= HIGH | linked), one word per 32 columns.
-__global__ void __launch_bounds__(kLinkThreads) link_kernel(LinkParams p) {
-  extern __shared__ uint32_t smem[];
-  const int region = blockIdx.x;
-  const int k0 = region * p.nw;
-  const int nw = min(p.ns, k0 + p.nw) - k0;
-  const int H = p.height;
-  const size_t words = size_t(nw) * H;
-  uint32_t* base = p.use_smem
-                       ? smem
-                       : p.gmaps + (size_t(blockIdx.x) * gridDim.y + blockIdx.y) * 3 * (size_t(p.nw) * H);
-  uint32_t* Hm = base;
-  uint32_t* Um = base + words;
-  uint32_t* Em = base + 2 * words;
-  const int ncand = p.final_pass ? 1 : p.nc;
-  const int rpt = (H + blockDim.x - 1) / blockDim.x;
-  const int y0 = min(H, int(threadIdx.x) * rpt), y1 = min(H, y0 + rpt);
-  for (int c = blockIdx.y; c < ncand; c += gridDim.y) {
-    uint32_t lo, hi;
-    if (p.final_pass) {
-      lo = uint32_t(p.pairs[region].low);
-      hi = uint32_t(p.pairs[region].high);
-    } else {
-      lo = p.cand[c].low;
-      hi = p.cand[c].high;
-    }
-    for (size_t i = threadIdx.x; i < words; i += blockDim.x) {
-      const int y = int(i / nw), kk = int(i % nw);
-      const uint4* qp = reinterpret_cast<const uint4*>(p.q + (size_t(k0 + kk) * H + y) * kStripWidth);
-      uint32_t hb = 0, ub = 0;
-#pragma unroll
-      for (int v = 0; v < 4; ++v) {
-        const uint4 d = qp[v];
-        const uint32_t dw[4] = {d.x, d.y, d.z, d.w};
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const uint32_t code = (dw[e >> 1] >> (16 * (e & 1))) & 0xffffu;
-          const uint32_t A = code & 0xffu, B = code >> 8;
-          const int j = v * 8 + e;
-          hb |= uint32_t(A >= hi) << j;
-          ub |= uint32_t(B >= lo && A < hi) << j;
-        }
-      }
-      Hm[i] = hb;
-      Um[i] = ub;
-      Em[i] = hb;
-    }
-    __syncthreads();
-    bool changed;
-    do {
-      bool ch = false;
-      for (int y = y0; y < y1; ++y) ch |= update_row(Em, Um, y, H, nw, true);
-      for (int y = y1 - 1; y >= y0; --y) ch |= update_row(Em, Um, y, H, nw, false);
-      changed = __syncthreads_or(ch) != 0;
-    } while (changed);
-    if (!p.final_pass) {
-      for (size_t i = threadIdx.x; i < words; i += blockDim.x) {
-        uint32_t l = Em[i] & ~Hm[i];  // the linking map
-        if (!l) continue;
-        const int y = int(i / nw), kk = int(i % nw);
-        uint32_t* row = p.sm + size_t(y) * p.width + size_t(k0 + kk) * kStripWidth;
-        while (l) {
-          const int j = __ffs(l) - 1;
-          l &= l - 1;
-          atomicAdd(row + j, 1u);
-        }
-      }
-    } else {
-      const int x0 = k0 * kStripWidth;
-      const int rw = min(p.width, (k0 + nw) * kStripWidth) - x0;
-      const size_t npix = size_t(rw) * H;
-      for (size_t i = threadIdx.x; i < npix; i += blockDim.x) {
-        const int y = int(i / rw), cx = int(i % rw);
-        const uint32_t w = Em[size_t(y) * nw + cx / kStripWidth];
-        p.edges[size_t(y) * p.edges_pitch + x0 + cx] = ((w >> (cx % kStripWidth)) & 1u) ? 255 : 0;
-      }
-    }
-    __syncthreads();  // the maps are rebuilt for the next candidate
+__device__ __forceinline__ void layer_pair(const CclParams& p, int l, int x, uint32_t* lo, uint32_t* hi) {
+  if (p.final_pass) {
+    const ThresholdPair t = p.pairs[x / kStripWidth];
+    *lo = uint32_t(t.low);
+    *hi = uint32_t(t.high);
+  } else {
+    *lo = p.layers.low[l];
+    *hi = 255u;
   }
 }
 
-// Medina-Carnicer's histogram and local maxima on one region (blockIdx.x): columns [x0, min(W, x0 + rcols)),
-// x0 = blockIdx.x * rcols. Writes pairs[blockIdx.x], or every one of the ns entries when `all` is set.
-__global__ void __launch_bounds__(kSelectThreads)
-select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W, int H, int rcols, int nc,
-              int nx, int fb_low, int fb_high, ThresholdPair* pairs, int ns, int all) {
-  __shared__ uint32_t g_count[kMaxThreshold + 1];
+__device__ __forceinline__ bool in_set(uint32_t code, uint32_t lo, uint32_t hi) {
+  return (code >> 8) >= lo || (code & 0xffu) >= hi;
+}
+
+__device__ __forceinline__ uint32_t find_root(const uint32_t* lab, uint32_t a) {
+  uint32_t p = __ldcg(lab + a);
+  while (p != a) {
+    a = p;
+    p = __ldcg(lab + a);
+  }
+  return a;
+}
+
+__device__ void merge(uint32_t* lab, uint32_t a, uint32_t b) {
+  for (;;) {
+    a = find_root(lab, a);
+    b = find_root(lab, b);
+    if (a == b) return;
+    if (a > b) {
+      const uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const uint32_t old = atomicMin(lab + b, a);  // hang root b under the smaller root a
+    if (old == b) return;
+    b = old;  // b was hung meanwhile: retry from its new parent
+  }
+}
+
+#define CCL_PIXEL()                                                                  \
+  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y; \
+  if (x >= p.width || y >= p.height) return;                                         \
+  const int l = blockIdx.z;                                                          \
+  const size_t n = size_t(p.width) * p.height;                                       \
+  const uint32_t i = uint32_t(size_t(y) * p.width + x);                              \
+  uint32_t lo, hi;                                                                   \
+  layer_pair(p, l, x, &lo, &hi);                                                     \
+  const uint32_t code = p.q[i];                                                      \
+  if (!in_set(code, lo, hi)) return;                                                 \
+  uint32_t* lab = p.lab + size_t(l) * n;
+
+// Tiles of 32 x kCclRows pixels (32-column aligned: a tile never straddles a strip). Pass 1 labels each
+// tile alone in shared memory (local union-find with the neighbours above and to the left, the same
+// lock-free scheme), then writes, for every pixel of S, the global index of its tile root as its parent,
+// and for every tile root the maximum of A over its tile component.
+constexpr int kCclRows = 32;
+constexpr uint32_t kNotTileRoot = 0xffffffffu;  // mx of a pixel of S that is not a tile root
+
+__device__ __forceinline__ uint32_t find_local(const uint32_t* lab, uint32_t a) {
+  uint32_t p = lab[a];
+  while (p != a) {
+    a = p;
+    p = lab[a];
+  }
+  return a;
+}
+
+__device__ void merge_local(uint32_t* lab, uint32_t a, uint32_t b) {
+  for (;;) {
+    a = find_local(lab, a);
+    b = find_local(lab, b);
+    if (a == b) return;
+    if (a > b) {
+      const uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const uint32_t old = atomicMin(lab + b, a);
+    if (old == b) return;
+    b = old;
+  }
+}
+
+__global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p) {
+  constexpr uint32_t kOut = 0xffffffffu;  // not in S
+  __shared__ uint32_t lab_s[kCclRows * kTileX];
+  __shared__ uint32_t mx_s[kCclRows * kTileX];
+  const int W = p.width, H = p.height, l = blockIdx.z;
+  const int tx0 = blockIdx.x * kTileX, ty0 = blockIdx.y * kCclRows;
+  const int x = tx0 + threadIdx.x;
+  const int rx0 = (x / p.region_w) * p.region_w;  // region of this column (tiles are inside a strip)
+  uint32_t lo, hi;
+  layer_pair(p, l, x < W ? x : tx0, &lo, &hi);
+  uint32_t codes[kCclRows / kTileY];
+#pragma unroll
+  for (int k = 0; k < kCclRows / kTileY; ++k) {
+    const int ly = threadIdx.y + k * kTileY, y = ty0 + ly;
+    const uint32_t li = uint32_t(ly * kTileX + threadIdx.x);
+    codes[k] = (x < W && y < H) ? p.q[size_t(y) * W + x] : 0u;
+    const bool in = x < W && y < H && in_set(codes[k], lo, hi);
+    lab_s[li] = in ? li : kOut;
+    mx_s[li] = codes[k] & 0xffu;
+  }
+  __syncthreads();
+  auto in_tile = [&](int lx, int ly) {
+    return lx >= 0 && lx < kTileX && ly >= 0 && tx0 + lx >= rx0 && lab_s[ly * kTileX + lx] != kOut;
+  };
+#pragma unroll
+  for (int k = 0; k < kCclRows / kTileY; ++k) {
+    const int lx = threadIdx.x, ly = threadIdx.y + k * kTileY;
+    const uint32_t li = uint32_t(ly * kTileX + lx);
+    if (lab_s[li] == kOut) continue;  // set before the barrier; merges never write a pixel outside S
+    if (in_tile(lx, ly - 1)) {
+      merge_local(lab_s, li, li - kTileX);
+      continue;
+    }
+    if (in_tile(lx - 1, ly)) merge_local(lab_s, li, li - 1);
+    else if (in_tile(lx - 1, ly - 1)) merge_local(lab_s, li, li - kTileX - 1);
+    if (in_tile(lx + 1, ly - 1)) merge_local(lab_s, li, li - kTileX + 1);
+  }
+  __syncthreads();
+  uint32_t root[kCclRows / kTileY];
+#pragma unroll
+  for (int k = 0; k < kCclRows / kTileY; ++k) {
+    const uint32_t li = uint32_t((threadIdx.y + k * kTileY) * kTileX + threadIdx.x);
+    root[k] = kOut;
+    if (lab_s[li] == kOut) continue;
+    root[k] = find_local(lab_s, li);
+    if (root[k] != li) atomicMax(mx_s + root[k], codes[k] & 0xffu);
+  }
+  __syncthreads();
+  const size_t n = size_t(W) * H;
+  uint32_t* lab = p.lab + size_t(l) * n;
+  uint32_t* mx = p.mx + size_t(l) * n;
+#pragma unroll
+  for (int k = 0; k < kCclRows / kTileY; ++k) {
+    if (root[k] == kOut) continue;
+    const int ly = threadIdx.y + k * kTileY;
+    const size_t gi = size_t(ty0 + ly) * W + x;
+    const uint32_t r = root[k];
+    lab[gi] = uint32_t(size_t(ty0 + int(r / kTileX)) * W + tx0 + int(r % kTileX));
+    mx[gi] = r == uint32_t(ly * kTileX + threadIdx.x) ? mx_s[r] : kNotTileRoot;
+  }
+}
+
+// Pass 2: the adjacencies across tile borders, merged in global memory. A pixel of S on the first row of a
+// tile joins its neighbours of S in the row above; one in the first column of a tile (not a region border)
+// joins its neighbours of S in the column to the left. Together with pass 1 that is every 8-adjacency.
+__global__ void ccl_border_kernel(CclParams p) {
+  CCL_PIXEL();
+  const int W = p.width;
+  const bool top = y % kCclRows == 0 && y > 0;
+  const bool left = x % kTileX == 0 && x > 0 && x % p.region_w != 0;
+  if (!top && !left) return;
+  const int rx0 = (x / p.region_w) * p.region_w, rx1 = min(W, rx0 + p.region_w);
+  auto in = [&](int xx, int yy) {
+    return xx >= rx0 && xx < rx1 && yy >= 0 && yy < p.height && in_set(p.q[size_t(yy) * W + xx], lo, hi);
+  };
+  if (top) {
+    for (int dx = -1; dx <= 1; ++dx)
+      if (in(x + dx, y - 1)) merge(lab, i, uint32_t(int64_t(i) - W + dx));
+  }
+  if (left) {
+    for (int dy = -1; dy <= 1; ++dy)
+      if (in(x - 1, y + dy)) merge(lab, i, uint32_t(int64_t(i) + int64_t(dy) * W - 1));
+  }
+}
+
+// Pass 3: every pixel of S gets its root as parent; every tile root (mx != kNotTileRoot) folds its tile
+// component's maximum into its root's. Only roots receive folds and a root never folds: no read of a
+// maximum races with an atomic on it.
+__global__ void ccl_max_kernel(CclParams p) {
+  CCL_PIXEL();
+  uint32_t* mx = p.mx + size_t(l) * n;
+  const uint32_t parent = __ldcg(lab + i);
+  if (parent == i) return;  // a root
+  const uint32_t r = find_root(lab, parent);
+  if (r != parent) lab[i] = r;
+  const uint32_t m = mx[i];
+  if (m != kNotTileRoot && m > __ldcg(mx + r)) atomicMax(mx + r, m);
+}
+
+// SM over the layers of a batch: for each layer whose S holds the pixel, F_low(maxA) - F_low(A).
+// accumulate: add to SM (later batches) instead of writing it.
+__global__ void ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate) {
+  __shared__ uint16_t f[kMaxLayers][kMaxThreshold + 1];  // dynamic indexing: from the parameter to shared
+  const int tid = threadIdx.y * kTileX + threadIdx.x;
+  const int nl = p.layers.n;
+  for (int k = tid; k < nl * (kMaxThreshold + 1); k += kTileX * kTileY)
+    f[k / (kMaxThreshold + 1)][k % (kMaxThreshold + 1)] = p.layers.f[k / (kMaxThreshold + 1)][k % (kMaxThreshold + 1)];
+  __syncthreads();
+  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
+  if (x >= p.width || y >= p.height) return;
+  const size_t n = size_t(p.width) * p.height;
+  const size_t i = size_t(y) * p.width + x;
+  const uint32_t code = p.q[i], a = code & 0xffu, b = code >> 8;
+  uint32_t s = 0;
+  for (int l = 0; l < nl; ++l) {
+    if (b < p.layers.low[l]) continue;
+    const uint32_t r = __ldcg(p.lab + size_t(l) * n + i);
+    const uint32_t m = __ldcg(p.mx + size_t(l) * n + r);
+    s += uint32_t(f[l][m]) - uint32_t(f[l][a]);
+  }
+  if (accumulate) s += sm[i];
+  sm[i] = s;
+}
+
+// ---- strip mode with a strip in shared memory -------------------------------------------------------------
+// One block per (strip, layer) for the counting pass and one block per strip for the final pass label the
+// whole 32 x H strip in shared memory (one word per pixel; heights up to kStripMaxRows): no global labels,
+// no border pass. Phases, separated by barriers: init; union (the decision rules of ccl_local_kernel, the
+// strip is the image); compress (every pixel's word becomes its root; an atomicMin, since other threads
+// may still be reading); roots become maximum accumulators (kAcc | A); members atomicMax theirs in; then
+// every pixel reads its component's maximum.
+constexpr int kStripThreads = 1024;
+constexpr int kStripMaxRows = 1184;  // 32 x 1184 x (4 + 2) bytes = 222 KB of shared memory (labels, codes)
+constexpr uint32_t kAcc = 0x80000000u;
+
+struct StripCcl {
+  uint32_t* lab;    // shared, 32 x H
+  uint16_t* codes;  // shared, 32 x H (0 past the width)
+  int H;
+  int tx, ty, ny;  // column in the strip; first row and row step of this thread
+};
+
+__device__ __forceinline__ uint32_t find_strip(const uint32_t* lab, uint32_t a) {
+  uint32_t p = lab[a];
+  while (p != a) {
+    a = p;
+    p = lab[a];
+  }
+  return a;
+}
+
+// Loads the strip's codes into shared memory (independent loads, unrolled; the caller syncs).
+__device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, int W, int x0) {
+  const int x = x0 + c.tx;
+#pragma unroll 4
+  for (int y = c.ty; y < c.H; y += c.ny) c.codes[y * kStripWidth + c.tx] = x < W ? q[size_t(y) * W + x] : uint16_t(0);
+}
+
+// Labels the strip's pixels whose code passes (lo, hi) (codes loaded and synced). On return (after a
+// barrier) lab[y * 32 + tx] is kAcc | maxA of the component for a pixel of S, a root index otherwise, and
+// kOutS outside S.
+constexpr uint32_t kOutS = 0x7fffffffu;
+
+__device__ void strip_label(const StripCcl& c, uint32_t lo, uint32_t hi) {
+  uint32_t* lab = c.lab;
+  const uint16_t* codes = c.codes;
+  for (int y = c.ty; y < c.H; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
+    lab[li] = in_set(codes[li], lo, hi) ? li : kOutS;
+  }
+  __syncthreads();
+  auto in = [&](int lx, int y) { return lx >= 0 && lx < kStripWidth && y >= 0 && lab[y * kStripWidth + lx] != kOutS; };
+  for (int y = c.ty; y < c.H; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
+    if (lab[li] == kOutS) continue;
+    if (in(c.tx, y - 1)) {
+      merge_local(lab, li, li - kStripWidth);
+      continue;
+    }
+    if (in(c.tx - 1, y)) merge_local(lab, li, li - 1);
+    else if (in(c.tx - 1, y - 1)) merge_local(lab, li, li - kStripWidth - 1);
+    if (in(c.tx + 1, y - 1)) merge_local(lab, li, li - kStripWidth + 1);
+  }
+  __syncthreads();
+  for (int y = c.ty; y < c.H; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
+    if (lab[li] == kOutS) continue;
+    const uint32_t r = find_strip(lab, li);
+    if (r != li) atomicMin(lab + li, r);
+  }
+  __syncthreads();
+  for (int y = c.ty; y < c.H; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
+    if (lab[li] == li) lab[li] = kAcc | (codes[li] & 0xffu);  // a root (only it reads its word)
+  }
+  __syncthreads();
+  for (int y = c.ty; y < c.H; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
+    const uint32_t v = lab[li];
+    if (v == kOutS || (v & kAcc)) continue;
+    atomicMax(lab + v, kAcc | (codes[li] & 0xffu));
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ uint32_t strip_max(const uint32_t* lab, uint32_t li) {
+  const uint32_t v = lab[li];
+  return (v & kAcc) ? (v & 0xffu) : (lab[v] & 0xffu);
+}
+
+// Counting pass: block (strip, layer of the batch); SM (zeroed by the caller) gets F_low(maxA) - F_low(A).
+__global__ void __launch_bounds__(kStripThreads) strip_count_kernel(CclParams p, uint32_t* sm) {
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
+  for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = p.layers.f[l][k];
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height,
+             int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  strip_load(c, p.q, W, x0);
+  __syncthreads();
+  strip_label(c, p.layers.low[l], 255u);
+  const int x = x0 + c.tx;
+  for (int y = c.ty; y < c.H; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
+    if (strip_lab[li] == kOutS) continue;
+    const uint32_t add = uint32_t(f[strip_max(strip_lab, li)]) - uint32_t(f[c.codes[li] & 0xffu]);
+    if (add) atomicAdd(sm + size_t(y) * W + x, add);
+  }
+}
+
+// Final pass of strip mode: block = strip. Medina-Carnicer's histograms over the strip, the pair
+// (pick_pair), then the strip's hysteresis with it and the edge map.
+__global__ void __launch_bounds__(kStripThreads)
+strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
+                   int fb_low, int fb_high, ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch) {
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
+  __shared__ int d[kMaxThreshold + 1];
+  __shared__ ThresholdPair pair;
+  const int W = p.width, x0 = blockIdx.x * kStripWidth;
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height,
+             int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  strip_load(c, p.q, W, x0);
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
-    if (j <= kMaxThreshold) g_count[j] = 0;
+    g_count[j] = 0;
     p_hist[j] = 0;
   }
   __syncthreads();
-  const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols), w = x1 - x0;
-  const size_t n = size_t(w) * H;
+  const int x = x0 + c.tx;
   const uint32_t unc = uint32_t(nc);
   uint32_t zeros = 0;
-  for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const int y = int(i / w), x = x0 + int(i % w);
-    const uint32_t s = sm[size_t(y) * W + x];
-    const uint32_t bin_p = (200u * s + unc) / (2u * unc);  // s <= nc <= 4950: no overflow
-    if (bin_p == 0) ++zeros; else atomicAdd(&p_hist[bin_p], 1u);
-    const float v = g[size_t(y) * W + x];
-    const int bin_g = int(__fadd_rn(__fmul_rn(v, 100.0f), 0.5f));
-    if (bin_g >= 1 && bin_g <= nx && 100u * s >= uint32_t(bin_g) * unc) atomicAdd(&g_count[bin_g], 1u);
+  if (x < W) {
+    constexpr int kU = 4;  // loads of kU rows issued together
+    for (int y = c.ty; y < c.H; y += kU * c.ny) {
+      uint32_t sv[kU];
+      float gv[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int yy = y + u * c.ny;
+        sv[u] = yy < c.H ? sm[size_t(yy) * W + x] : 0u;
+        gv[u] = yy < c.H ? g[size_t(yy) * W + x] : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (y + u * c.ny >= c.H) continue;
+        if (sv[u] == 0) {
+          ++zeros;
+          continue;
+        }
+        atomicAdd(&p_hist[(200u * sv[u] + unc) / (2u * unc)], 1u);
+        const int bin_g = int(__fadd_rn(__fmul_rn(gv[u], 100.0f), 0.5f));
+        if (bin_g >= 1 && bin_g <= nx && 100u * sv[u] >= uint32_t(bin_g) * unc) atomicAdd(&g_count[bin_g], 1u);
+      }
+    }
   }
   if (zeros) atomicAdd(&p_hist[0], zeros);
   __syncthreads();
+  if (threadIdx.x == 0) {
+    pair = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
+    pairs[blockIdx.x] = pair;
+  }
+  __syncthreads();
+  const uint32_t lo = uint32_t(pair.low), hi = uint32_t(pair.high);
+  strip_label(c, lo, hi);
+  if (x >= W) return;
+  for (int y = c.ty; y < c.H; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
+    edges[size_t(y) * edges_pitch + x] = (strip_lab[li] != kOutS && strip_max(strip_lab, li) >= hi) ? 255 : 0;
+  }
+}
+
+// The final map: 255 where the pixel is in S and its component reaches the region's high.
+__global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int edges_pitch) {
+  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
+  if (x >= p.width || y >= p.height) return;
+  const size_t i = size_t(y) * p.width + x;
+  uint32_t lo, hi;
+  layer_pair(p, 0, x, &lo, &hi);
+  uint8_t e = 0;
+  if (in_set(p.q[i], lo, hi)) {
+    const uint32_t r = __ldcg(p.lab + i);
+    e = __ldcg(p.mx + r) >= hi ? 255 : 0;
+  }
+  edges[size_t(y) * edges_pitch + x] = e;
+}
+
+// Medina-Carnicer's histograms and local maxima. Region r = blockIdx.x: columns [x0, min(W, x0 + rcols)),
+// x0 = r * rcols; its rows are split over gridDim.y blocks, which add their shared-memory counts to the
+// region's global counts (hist: per region 2 x (kMaxThreshold + 2) words, zero on entry); the last block of
+// the region (counter done[r]) picks the pair. Writes pairs[r], or every one of the ns entries when `all`.
+constexpr int kHistWords = 2 * (kMaxThreshold + 2);
+
+__global__ void __launch_bounds__(kSelectThreads)
+select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W, int H, int rcols, int nc,
+              int nx, int fb_low, int fb_high, ThresholdPair* pairs, int ns, int all, uint32_t* hist,
+              uint32_t* done) {
+  __shared__ uint32_t g_count[kMaxThreshold + 2];
+  __shared__ uint32_t p_hist[kMaxThreshold + 2];
+  __shared__ bool last;
+  for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
+    g_count[j] = 0;
+    p_hist[j] = 0;
+  }
+  __syncthreads();
+  const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols);
+  const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
+  const uint32_t unc = uint32_t(nc);
+  uint32_t zeros = 0;
+  // Threads over 32 columns x (blockDim.x / 32) rows: no divisions in the index arithmetic.
+  const int tx = threadIdx.x % kStripWidth, ty = threadIdx.x / kStripWidth, ny = blockDim.x / kStripWidth;
+  for (int xb = x0; xb < x1; xb += kStripWidth) {
+    const int x = xb + tx;
+    if (x >= x1) continue;
+    for (int y = y0 + ty; y < y1; y += ny) {
+      const size_t i = size_t(y) * W + x;
+      const uint32_t sv = sm[i];
+      if (sv == 0) {
+        ++zeros;
+        continue;  // bin_p 0; and 100 * 0 >= bin_g * nc never holds for bin_g >= 1
+      }
+      atomicAdd(&p_hist[(200u * sv + unc) / (2u * unc)], 1u);  // sv <= nc <= 4950: no overflow
+      const float v = g[i];
+      const int bin_g = int(__fadd_rn(__fmul_rn(v, 100.0f), 0.5f));
+      if (bin_g >= 1 && bin_g <= nx && 100u * sv >= uint32_t(bin_g) * unc) atomicAdd(&g_count[bin_g], 1u);
+    }
+  }
+  if (zeros) atomicAdd(&p_hist[0], zeros);
+  __syncthreads();
+  uint32_t* gh = hist + size_t(blockIdx.x) * kHistWords;
+  if (gridDim.y > 1) {
+    for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
+      if (g_count[j]) atomicAdd(gh + j, g_count[j]);
+      if (p_hist[j]) atomicAdd(gh + kMaxThreshold + 2 + j, p_hist[j]);
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done + blockIdx.x, 1u) == gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
+      g_count[j] = __ldcg(gh + j);
+      p_hist[j] = __ldcg(gh + kMaxThreshold + 2 + j);
+    }
+    __syncthreads();
+  }
   if (threadIdx.x != 0) return;
   __shared__ int d[kMaxThreshold + 1];  // thread 0 only (shared: no local-memory stack frame)
   const ThresholdPair out = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
   if (all) {
-    for (int s = 0; s < ns; ++s) pairs[s] = out;
+    for (int k = 0; k < ns; ++k) pairs[k] = out;
   } else {
     pairs[blockIdx.x] = out;
   }
@@ -394,28 +720,27 @@ __global__ void fill_pairs_kernel(ThresholdPair* pairs, int ns, ThresholdPair p)
 
 // Steps 1-3 into g (pitch g_pitch); arguments already checked.
 gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const Taps& taps, float* g, int g_pitch,
-                            const Workspace& ws, cudaStream_t stream) {
+                            uint16_t* q, const Workspace& ws, cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
-  smooth_rows_kernel<<<grid, block, 0, stream>>>(src, pitch, W, H, taps, ws.h);
+  front_kernel<<<grid, block, 0, stream>>>(src, pitch, W, H, taps, ws.gx, ws.gy, ws.m, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
-  smooth_cols_kernel<<<grid, block, 0, stream>>>(ws.h, W, H, taps, ws.s);
-  GPUEC_CUDA_CHECK_LAUNCH();
-  gradient_kernel<<<grid, block, 0, stream>>>(ws.s, W, H, ws.gx, ws.gy, ws.m, ws.max2);
-  GPUEC_CUDA_CHECK_LAUNCH();
-  nms_kernel<<<grid, block, 0, stream>>>(ws.gx, ws.gy, ws.m, ws.max2, W, H, g, g_pitch);
+  nms_kernel<<<grid, block, 0, stream>>>(ws.gx, ws.gy, ws.m, ws.max2, W, H, g, g_pitch, q);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
 
-gpu::CudaError launch_link(const LinkParams& p, int nregions, int slots, cudaStream_t stream) {
-  const size_t region_words = size_t(p.nw) * p.height;
-  const size_t smem = p.use_smem ? 3 * region_words * sizeof(uint32_t) : 0;
-  if (smem > 48 * 1024)
-    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(link_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          int(3 * kSmemWords * sizeof(uint32_t))));
-  link_kernel<<<dim3(nregions, slots), kLinkThreads, smem, stream>>>(p);
+// Labels S of every layer of p (init, union, compress + maximum).
+gpu::CudaError run_ccl(const CclParams& p, int nl, cudaStream_t stream) {
+  const dim3 block(kTileX, kTileY);
+  const dim3 grid((p.width + kTileX - 1) / kTileX, (p.height + kTileY - 1) / kTileY, unsigned(nl));
+  const dim3 tiles((p.width + kTileX - 1) / kTileX, (p.height + kCclRows - 1) / kCclRows, unsigned(nl));
+  ccl_local_kernel<<<tiles, block, 0, stream>>>(p);
+  GPUEC_CUDA_CHECK_LAUNCH();
+  ccl_border_kernel<<<grid, block, 0, stream>>>(p);
+  GPUEC_CUDA_CHECK_LAUNCH();
+  ccl_max_kernel<<<grid, block, 0, stream>>>(p);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
@@ -437,7 +762,7 @@ gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int 
   if (gaussian_taps(sigma, taps.w, &taps.r) != kOk) return GPUEC_CUDA_INVALID();
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
-  return run_gradient(src, width, height, pitch, taps, g, g_pitch, ws, stream);
+  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, ws, stream);
 }
 
 gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int pitch, const Options& options,
@@ -462,27 +787,19 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
   const int W = width, H = height, ns = strip_count(width);
 
-  if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws, stream)) return e;
-  {
-    const dim3 block(kTileX, kTileY);
-    const dim3 grid(unsigned(ns), (H + kTileY - 1) / kTileY);
-    codes_kernel<<<grid, block, 0, stream>>>(ws.g, W, H, ns, ws.q);
-    GPUEC_CUDA_CHECK_LAUNCH();
-  }
+  if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q, ws, stream)) return e;
+  const dim3 block(kTileX, kTileY);
+  const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
 
   const bool strips = mode == ThresholdMode::kStrip;
-  LinkParams p{};
+  CclParams p{};
   p.q = ws.q;
   p.width = W;
   p.height = H;
-  p.ns = ns;
-  p.nw = strips ? 1 : ns;
-  p.gmaps = ws.maps;
-  p.use_smem = size_t(p.nw) * H <= size_t(kSmemWords);
+  p.region_w = strips ? kStripWidth : W;
+  p.lab = ws.lab;
+  p.mx = ws.mx;
   p.pairs = pairs;
-  p.edges = edges;
-  p.edges_pitch = edges_pitch;
-  const int nregions = strips ? ns : 1;
 
   if (mode == ThresholdMode::kFixed) {
     const ThresholdPair f{options.fixed.low, options.fixed.high, 1};
@@ -491,29 +808,73 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   } else {
     const int nc = options.n_candidates;
     int nx = 0, fb_low = 0, fb_high = 0;
+    bool has_low[kMaxThreshold + 1] = {};
     for (int c = 0; c < nc; ++c) {
       const CandidatePair cp = options.candidates[c];
       nx = std::max(nx, int(cp.high));
+      has_low[cp.low] = true;
       if (cp.high > fb_high || (cp.high == fb_high && cp.low > fb_low)) {
         fb_high = cp.high;
         fb_low = cp.low;
       }
     }
-    GPUEC_CUDA_CHECK(cudaMemcpyAsync(ws.cand, options.candidates, sizeof(CandidatePair) * size_t(nc),
-                                     cudaMemcpyHostToDevice, stream));
-    GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.sm, 0, size_t(W) * H * sizeof(uint32_t), stream));
-    p.cand = ws.cand;
-    p.nc = nc;
-    p.sm = ws.sm;
-    p.final_pass = 0;
-    const int slots = std::min(nc, p.use_smem ? kSmemSlots : kGlobalSlots);
-    if (const gpu::CudaError e = launch_link(p, nregions, slots, stream)) return e;
-    select_kernel<<<nregions, kSelectThreads, 0, stream>>>(ws.g, ws.sm, W, H, strips ? kStripWidth : W, nc, nx,
-                                                           fb_low, fb_high, pairs, ns, strips ? 0 : 1);
+    // Strip mode with strips that fit in shared memory: strip_count_kernel and strip_final_kernel.
+    size_t strip_smem = 0;
+    if (strips && H <= kStripMaxRows) {
+      strip_smem = size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t));
+      // Always: dynamic + static shared memory must fit, and the static part differs per kernel.
+      const int bytes = int(size_t(kStripWidth) * kStripMaxRows * (sizeof(uint32_t) + sizeof(uint16_t)));
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.sm, 0, size_t(W) * H * sizeof(uint32_t), stream));
+    }
+    // The distinct lows, labelled ws.layers at a time; SM is written by the first batch, added to after.
+    // Everything the kernels need of the candidates (the lows and F) travels in the kernel parameters.
+    int batch = 0;
+    for (int lo = 1; lo <= kMaxThreshold;) {
+      p.layers.n = 0;
+      for (; lo <= kMaxThreshold && p.layers.n < ws.layers; ++lo)
+        if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
+      if (p.layers.n == 0) break;
+      std::memset(p.layers.f, 0, sizeof p.layers.f);
+      for (int c = 0; c < nc; ++c)
+        for (int l = 0; l < p.layers.n; ++l)
+          if (options.candidates[c].low == p.layers.low[l]) ++p.layers.f[l][options.candidates[c].high];
+      for (int l = 0; l < p.layers.n; ++l)
+        for (int v = 1; v <= kMaxThreshold; ++v) p.layers.f[l][v] = uint16_t(p.layers.f[l][v] + p.layers.f[l][v - 1]);
+      if (strip_smem) {
+        strip_count_kernel<<<dim3(ns, p.layers.n), kStripThreads, strip_smem, stream>>>(p, ws.sm);
+        GPUEC_CUDA_CHECK_LAUNCH();
+      } else {
+        if (const gpu::CudaError e = run_ccl(p, p.layers.n, stream)) return e;
+        ccl_count_kernel<<<grid, block, 0, stream>>>(p, ws.sm, batch > 0);
+        GPUEC_CUDA_CHECK_LAUNCH();
+      }
+      ++batch;
+    }
+    if (strip_smem) {
+      strip_final_kernel<<<ns, kStripThreads, strip_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, pairs,
+                                                                     edges, edges_pitch);
+      GPUEC_CUDA_CHECK_LAUNCH();
+      return {};
+    }
+    // Rows of a region split over blocks of about kSelectPixels pixels each.
+    const int nregions = strips ? ns : 1;
+    const int rcols = strips ? kStripWidth : W;
+    const int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
+    if (splits > 1)
+      GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.hist, 0, sizeof(uint32_t) * size_t(nregions) * (kHistWords + 1), stream));
+    select_kernel<<<dim3(nregions, splits), kSelectThreads, 0, stream>>>(
+        ws.g, ws.sm, W, H, rcols, nc, nx, fb_low, fb_high, pairs, ns, strips ? 0 : 1, ws.hist,
+        ws.hist + size_t(nregions) * kHistWords);
     GPUEC_CUDA_CHECK_LAUNCH();
   }
   p.final_pass = 1;
-  return launch_link(p, nregions, 1, stream);
+  p.layers.n = 1;
+  if (const gpu::CudaError e = run_ccl(p, 1, stream)) return e;
+  ccl_output_kernel<<<grid, block, 0, stream>>>(p, edges, edges_pitch);
+  GPUEC_CUDA_CHECK_LAUNCH();
+  return {};
 }
 
 }  // namespace canny

@@ -1,0 +1,11 @@
+// The cuda backend of gudcanny.h in a build without CUDA: never available.
+#include "cuda_detector.h"
+
+namespace canny {
+
+std::unique_ptr<CudaDetector> CudaDetector::create(int, int, int, std::string* why) {
+  *why = "this build has no CUDA (no nvcc when it was configured)";
+  return nullptr;
+}
+
+}  // namespace canny

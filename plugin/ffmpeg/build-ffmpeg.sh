@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Builds a minimal static ffmpeg from Debian's ffmpeg source package 7:5.1.9-0+deb12u1 with
+# plugin/ffmpeg/*.patch applied (the gudcanny filter, libx264's checked gpu-* keys and ROI warnings),
+# linked with gpuec's patched x264 and libgudcanny through generated pkg-config files:
+#   BUILD/ffmpeg              the program (only libc, libm, libstdc++, libgcc_s dynamic)
+#   BUILD/source              the Debian source tree (Debian's own patches applied by dpkg-source)
+#   BUILD/tree                source + our patches, configured and built in place
+#   BUILD/pkgconfig           x264.pc, gudcanny.pc;  BUILD/deps/include: x264.h, x264_config.h;
+#   BUILD/deps/lib            links to the archives the pkg-config files name
+# The source comes from `apt-get source` (needs a deb-src entry: tools/install-deps.sh adds one) or from
+# --source (an unpacked tree, a .dsc, or the .orig tarball). Debian files are checked against pinned
+# SHA-256 sums. Logs: BUILD/download/*.log, BUILD/tree/{configure,make}.log.
+set -euo pipefail
+
+DEB_VERSION="7:5.1.9-0+deb12u1"
+ORIG_NAME="ffmpeg_5.1.9.orig.tar.xz"
+ORIG_SHA256="d9b593bb2ba93d4b50f74177e0cdcd41747e708596367deed0c30348a71dd176"
+DEBIAN_NAME="ffmpeg_5.1.9-0+deb12u1.debian.tar.xz"
+DEBIAN_SHA256="71b20472ecd2764bc98e3229d34c0f7c8dcfe4a6cbacc23fd5604c23bac04632"
+
+here=$(cd "$(dirname "$0")" && pwd)
+build="" source="" x264_dir="" x264_libs="" canny_include="" canny_libs="" jobs=$(nproc 2>/dev/null || echo 2)
+
+usage() {
+  cat <<USAGE
+usage: build-ffmpeg.sh --build-dir DIR --x264-dir DIR --x264-libs LIBS --gudcanny-include DIR
+                       --gudcanny-libs LIBS [--source DIR|FILE.dsc|FILE.orig.tar.xz] [-j N]
+  --build-dir DIR         where the source, the build tree and BUILD/ffmpeg go
+  --x264-dir DIR          the patched x264 build tree: libx264.a, x264.h, x264_config.h
+  --x264-libs LIBS        what a static link of that libx264.a needs after it (the gpuec stage archives)
+  --gudcanny-include DIR  the folder holding canny/gudcanny.h
+  --gudcanny-libs LIBS    the static link line of libgudcanny (gpuec_gudcanny and what it needs)
+  --source X              ffmpeg source to use instead of 'apt-get source ffmpeg=$DEB_VERSION'
+  -j N                    parallel make jobs (default: $jobs)
+Rebuilds only what changed: the tree is re-made and re-configured when the patches, the configure
+flags or the pkg-config files change; ffmpeg is relinked on every run (the libraries may have changed).
+USAGE
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$2; shift 2 ;;
+    --source) source=$2; shift 2 ;;
+    --x264-dir) x264_dir=$2; shift 2 ;;
+    --x264-libs) x264_libs=$2; shift 2 ;;
+    --gudcanny-include) canny_include=$2; shift 2 ;;
+    --gudcanny-libs) canny_libs=$2; shift 2 ;;
+    -j) jobs=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "build-ffmpeg: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
+  esac
+done
+[ -n "$build" ] && [ -n "$x264_dir" ] && [ -n "$canny_include" ] && [ -n "$canny_libs" ] || { usage >&2; exit 1; }
+log() { echo "build-ffmpeg: $*"; }
+die() { echo "build-ffmpeg: error: $*" >&2; exit 2; }
+
+for f in libx264.a x264.h x264_config.h; do
+  [ -f "$x264_dir/$f" ] || die "$x264_dir/$f missing (build the patched x264 first: target x264_builds)"
+done
+grep -q 'i_gpu_entropy' "$x264_dir/x264.h" || die "$x264_dir/x264.h is not gpuec's patched x264 (no i_gpu_entropy)"
+[ -f "$canny_include/canny/gudcanny.h" ] || die "$canny_include/canny/gudcanny.h missing"
+for tool in pkg-config make cc; do command -v "$tool" >/dev/null || die "$tool missing: run tools/install-deps.sh"; done
+command -v nasm >/dev/null || die "nasm missing (FFmpeg's x86 assembly): run tools/install-deps.sh"
+
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
+
+check_sha() {  # file expected-sha
+  local got
+  got=$(sha256sum "$1" | cut -d' ' -f1)
+  [ "$got" = "$2" ] || die "$1: SHA-256 $got, expected $2 (not Debian's ffmpeg $DEB_VERSION)"
+}
+
+# ---- 1. pristine source tree in $build/source ----
+pristine="$build/source"
+if [ ! -f "$pristine/.gpuec-source-ok" ]; then
+  rm -rf "$pristine" "$build/download"
+  mkdir -p "$build/download"
+  if [ -z "$source" ]; then
+    log "fetching Debian source package ffmpeg=$DEB_VERSION"
+    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/install-deps.sh"
+    (cd "$build/download" && apt-get source --download-only "ffmpeg=$DEB_VERSION" >apt-source.log 2>&1) ||
+      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/install-deps.sh, or pass -DFFMPEG_SOURCE=..."
+    source="$build/download/ffmpeg_${DEB_VERSION#7:}.dsc"
+  fi
+  if [ -d "$source" ]; then
+    [ -f "$source/libavfilter/allfilters.c" ] && [ -f "$source/RELEASE" ] || die "$source is not an FFmpeg source tree"
+    grep -qx '5.1.9' "$source/RELEASE" || die "$source is not FFmpeg 5.1.9 (RELEASE says $(head -1 "$source/RELEASE"))"
+    cp -a "$source" "$pristine"
+    rm -rf "$pristine/.git" "$pristine/.pc"
+  elif [[ "$source" == *.dsc ]]; then
+    dir=$(dirname "$source")
+    check_sha "$dir/$ORIG_NAME" "$ORIG_SHA256"
+    check_sha "$dir/$DEBIAN_NAME" "$DEBIAN_SHA256"
+    # dpkg-source applies Debian's patches (debian/patches/series; for 5.1.9-0+deb12u1 one rangecoder
+    # revert, outside what this build compiles).
+    dpkg-source --no-check -x "$source" "$pristine" >"$build/download/dpkg-source.log" 2>&1 ||
+      die "dpkg-source -x failed (see $build/download/dpkg-source.log)"
+    rm -rf "$pristine/.pc"
+  elif [[ "$source" == *.tar.xz || "$source" == *.tar.gz || "$source" == *.tar.bz2 ]]; then
+    [[ "$(basename "$source")" != "$ORIG_NAME" ]] || check_sha "$source" "$ORIG_SHA256"
+    mkdir -p "$pristine"
+    tar -xf "$source" -C "$pristine" --strip-components=1
+    [ -f "$pristine/libavfilter/allfilters.c" ] || die "$source does not hold an FFmpeg source tree"
+  else
+    die "--source must be a directory, a .dsc or a tarball: $source"
+  fi
+  touch "$pristine/.gpuec-source-ok"
+fi
+
+# ---- 2. headers, libraries and pkg-config files of the two libraries ----
+# Only x264.h and x264_config.h are copied: x264's tree also has a config.h that must not shadow FFmpeg's.
+# FFmpeg's configure takes only -l flags as libraries (a path to an archive would land before the
+# object files): every archive of the link lines gets a link in BUILD/deps/lib and is named with -l.
+write_if_changed() {  # file content
+  if [ ! -f "$1" ] || [ "$(cat "$1")" != "$2" ]; then printf '%s\n' "$2" >"$1"; fi
+}
+as_l_flags() {  # link line -> the same line with each .../libNAME.a linked into deps/lib and named -lNAME
+  local out="" token name
+  for token in $1; do
+    if [[ "$token" == */lib*.a ]]; then
+      [ -f "$token" ] || die "$token missing"
+      name=$(basename "$token" .a)
+      ln -sfn "$token" "$build/deps/lib/$name.a"
+      out+=" -l${name#lib}"
+    else
+      out+=" $token"
+    fi
+  done
+  echo "${out# }"
+}
+mkdir -p "$build/deps/include" "$build/deps/lib" "$build/pkgconfig"
+for f in x264.h x264_config.h; do
+  cmp -s "$x264_dir/$f" "$build/deps/include/$f" || cp "$x264_dir/$f" "$build/deps/include/$f"
+done
+x264_dir=$(cd "$x264_dir" && pwd)
+canny_include=$(cd "$canny_include" && pwd)
+x264_l=$(as_l_flags "$x264_dir/libx264.a $x264_libs")
+canny_l=$(as_l_flags "$canny_libs")
+write_if_changed "$build/pkgconfig/x264.pc" "Name: x264
+Description: gpuec's patched x264 (static, with the gpuec entropy stage)
+Version: 0.164.3095
+Cflags: -I$build/deps/include
+Libs: -L$build/deps/lib $x264_l -lstdc++ -lm -lpthread -ldl"
+write_if_changed "$build/pkgconfig/gudcanny.pc" "Name: gudcanny
+Description: GUD-Canny edge detection, C interface (gpuec, static)
+Version: 0.1
+Cflags: -I$canny_include
+Libs: -L$build/deps/lib $canny_l -lstdc++ -lm -lpthread"
+
+configure_flags=(
+  --pkg-config-flags=--static --disable-shared --enable-static
+  --disable-autodetect --disable-everything --disable-doc --disable-network
+  --disable-ffplay --disable-ffprobe --disable-avdevice --disable-swresample --disable-postproc
+  --enable-pthreads --enable-gpl --enable-libx264 --enable-libgudcanny
+  --enable-encoder=libx264,rawvideo,wrapped_avframe
+  --enable-decoder=h264,rawvideo
+  --enable-parser=h264
+  --enable-bsf=h264_mp4toannexb
+  --enable-demuxer=yuv4mpegpipe,rawvideo,h264
+  --enable-muxer=yuv4mpegpipe,rawvideo,h264,mp4,matroska,framemd5,framecrc,null
+  --enable-protocol=file,pipe
+  --enable-filter=scale,format,null,edgedetect,gudcanny,showinfo
+)
+
+# ---- 3. the patched, configured tree ----
+tree="$build/tree"
+stamp=$( { cat "$here"/*.patch; printf '%s\n' "${configure_flags[@]}"; cat "$build/pkgconfig/"*.pc; } | sha256sum | cut -d' ' -f1)
+if [ ! -f "$tree/.gpuec-stamp" ] || [ "$(cat "$tree/.gpuec-stamp")" != "$stamp" ]; then
+  log "preparing the tree"
+  rm -rf "$tree"
+  cp -a "$pristine" "$tree"
+  rm -f "$tree/.gpuec-source-ok"
+  for p in "$here"/*.patch; do
+    log "applying $(basename "$p")"
+    patch -d "$tree" -p1 --batch --forward --quiet <"$p" || die "$(basename "$p") does not apply"
+  done
+  log "configuring"
+  (cd "$tree" && PKG_CONFIG_PATH="$build/pkgconfig" ./configure "${configure_flags[@]}" >configure.log 2>&1) ||
+    { tail -5 "$tree/ffbuild/config.log" >&2 || true; die "configure failed (see $tree/configure.log and $tree/ffbuild/config.log)"; }
+  ! grep -q "without pkg-config" "$tree/configure.log" ||
+    die "configure did not find x264 through BUILD/pkgconfig/x264.pc (see $tree/configure.log)"
+  echo "$stamp" >"$tree/.gpuec-stamp"
+fi
+rm -f "$tree/ffmpeg" "$tree/ffmpeg_g"  # relink every time: libx264.a or libgudcanny may have changed
+log "building"
+make -C "$tree" -j"$jobs" ffmpeg >"$tree/make.log" 2>&1 || { tail -30 "$tree/make.log" >&2; die "make failed (see $tree/make.log)"; }
+cp "$tree/ffmpeg" "$build/ffmpeg.tmp" && mv "$build/ffmpeg.tmp" "$build/ffmpeg"
+log "ok: $build/ffmpeg"

@@ -1,0 +1,175 @@
+// canny-bench-npp: NPP's Canny (nppiFilterCannyBorder_8u_C1R_Ctx: Sobel 3x3, L2 norm, replicated border,
+// fixed thresholds) against GUD-Canny (detect_edges_cuda, strip mode, C_0.03) on the same images, in the
+// same process, data on the device, CUDA events around each call, W warm-ups then the median of R.
+// Thresholds for NPP: low 72, high 256 on its L2 Sobel magnitude (range 0..1443). NPP does not smooth: the
+// comparison is of whole detectors, not of equal work. NPP is not on the development machine; this file is
+// compiled on the GPU machine (docs/benchmarks.md has the command). Images: GPUEC_SHARED_DIR/images/standard
+// 512x512 PGMs and synthetic 1080p / 2160p frames (as canny-bench-gpu).
+// usage: canny-bench-npp [--repeats R] [--warmup W]; exit 0 ok, 2 usage/IO, 3 CUDA/NPP error.
+#include <cuda_runtime.h>
+#include <npp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "canny/canny.h"
+#include "canny/canny_cuda.h"
+#include "pgm.h"  // tests/canny
+
+namespace {
+
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    const cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));  \
+      std::exit(3);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+#define CHECK_NPP(call)                                                                          \
+  do {                                                                                           \
+    const NppStatus s_ = (call);                                                                 \
+    if (s_ != NPP_SUCCESS) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: NPP status %d\n", __FILE__, __LINE__, #call, int(s_));    \
+      std::exit(3);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+struct Image {
+  std::string name;
+  int w = 0, h = 0;
+  std::vector<uint8_t> px;
+};
+
+Image synthetic(const std::string& name, int w, int h, uint32_t seed) {
+  Image im{name, w, h, std::vector<uint8_t>(size_t(w) * h)};
+  std::mt19937 rng(seed);
+  std::vector<float> f(size_t(w) * h);
+  for (auto& v : f) v = float(rng() % 64);
+  for (int c = 0; c < 24; ++c) {
+    const float cx = float(rng() % w), cy = float(rng() % h), r = float(20 + rng() % (h / 4)), add = float(rng() % 150);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        if ((x - cx) * (x - cx) + (y - cy) * (y - cy) < r * r) f[size_t(y) * w + x] += add;
+  }
+  for (size_t i = 0; i < f.size(); ++i) im.px[i] = uint8_t(std::min(255.0f, f[i]));
+  return im;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 50, warmup = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--repeats" || a == "--warmup") && i + 1 < argc) {
+      (a == "--repeats" ? repeats : warmup) = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: canny-bench-npp [--repeats R] [--warmup W]\n");
+      return 2;
+    }
+  }
+  if (repeats < 1 || warmup < 0) return 2;
+  std::vector<Image> images;
+  const char* dir = std::getenv("GPUEC_SHARED_DIR");
+  for (const char* n : {"barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"}) {
+    Image im;
+    im.name = n;
+    if (dir && canny_test::read_pgm(std::string(dir) + "/images/standard/" + n, &im.w, &im.h, &im.px)) images.push_back(im);
+  }
+  images.push_back(synthetic("synthetic_1920x1080", 1920, 1080, 1));
+  images.push_back(synthetic("synthetic_3840x2160", 3840, 2160, 2));
+
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  NppStreamContext ctx{};
+  int dev = 0;
+  CHECK_CUDA(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
+  ctx.hStream = stream;
+  ctx.nCudaDeviceId = dev;
+  ctx.nMultiProcessorCount = prop.multiProcessorCount;
+  ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
+  ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
+  ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
+  ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
+  ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
+  CHECK_CUDA(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  std::printf("# canny-bench-npp: %s; median of %d after %d warm-up, data on the device\n", prop.name, repeats, warmup);
+  std::printf("%-24s %10s %12s %12s %10s %12s %12s\n", "image", "size", "npp_us", "gud_c03_us", "gud/npp",
+              "npp_edges", "gud_edges");
+  std::vector<canny::CandidatePair> cands(36);
+  canny::make_candidate_set(3, cands.data(), 36);
+  for (const Image& im : images) {
+    const size_t n = im.px.size(), ns = size_t(canny::strip_count(im.w));
+    uint8_t *d_src, *d_npp, *d_gud, *d_buf;
+    canny::ThresholdPair* d_pairs;
+    void* d_ws;
+    const size_t ws = canny::detect_edges_cuda_workspace_bytes(im.w, im.h);
+    const NppiSize size{im.w, im.h};
+    int nbuf = 0;
+    CHECK_NPP(nppiFilterCannyBorderGetBufferSize(size, &nbuf));
+    CHECK_CUDA(cudaMalloc(&d_src, n));
+    CHECK_CUDA(cudaMalloc(&d_npp, n));
+    CHECK_CUDA(cudaMalloc(&d_gud, n));
+    CHECK_CUDA(cudaMalloc(&d_buf, size_t(nbuf)));
+    CHECK_CUDA(cudaMalloc(&d_pairs, ns * sizeof(canny::ThresholdPair)));
+    CHECK_CUDA(cudaMalloc(&d_ws, ws));
+    CHECK_CUDA(cudaMemcpy(d_src, im.px.data(), n, cudaMemcpyHostToDevice));
+    // NPP thresholds are on the L2 Sobel magnitude; 0.1 / 0.2 of its 8-bit scale range (classic defaults).
+    auto npp = [&] {
+      CHECK_NPP(nppiFilterCannyBorder_8u_C1R_Ctx(d_src, im.w, size, NppiPoint{0, 0}, d_npp, im.w, size,
+                                                 NPP_FILTER_SOBEL, NPP_MASK_SIZE_3_X_3, 72, 256, nppiNormL2,
+                                                 NPP_BORDER_REPLICATE, d_buf, ctx));
+    };
+    canny::Options opt;
+    opt.candidates = cands.data();
+    opt.n_candidates = 36;
+    auto gud = [&] {
+      const gpu::CudaError e = canny::detect_edges_cuda(d_src, im.w, im.h, im.w, opt, d_gud, im.w, d_pairs, d_ws, ws, stream);
+      if (e) {
+        std::fprintf(stderr, "detect_edges_cuda: %s\n", e.str().c_str());
+        std::exit(3);
+      }
+    };
+    auto time = [&](auto&& f) {
+      for (int r = 0; r < warmup; ++r) f();
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      std::vector<double> t;
+      for (int r = 0; r < repeats; ++r) {
+        CHECK_CUDA(cudaEventRecord(e0, stream));
+        f();
+        CHECK_CUDA(cudaEventRecord(e1, stream));
+        CHECK_CUDA(cudaEventSynchronize(e1));
+        float ms = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        t.push_back(ms * 1000.0);
+      }
+      return median(t);
+    };
+    const double tn = time(npp), tg = time(gud);
+    std::vector<uint8_t> a(n), b(n);
+    CHECK_CUDA(cudaMemcpy(a.data(), d_npp, n, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(b.data(), d_gud, n, cudaMemcpyDeviceToHost));
+    const long ea = long(std::count(a.begin(), a.end(), 255)), eb = long(std::count(b.begin(), b.end(), 255));
+    std::printf("%-24s %4dx%-5d %12.1f %12.1f %10.2f %12ld %12ld\n", im.name.c_str(), im.w, im.h, tn, tg, tg / tn, ea, eb);
+    for (void* p : {(void*)d_src, (void*)d_npp, (void*)d_gud, (void*)d_buf, (void*)d_pairs, d_ws}) CHECK_CUDA(cudaFree(p));
+  }
+  return 0;
+}
