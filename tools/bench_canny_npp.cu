@@ -20,7 +20,8 @@
 
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
-#include "pgm.h"  // tests/canny
+#include "bench_images.h"  // tests/canny
+#include "pgm.h"           // tests/canny
 
 namespace {
 
@@ -42,31 +43,9 @@ namespace {
     }                                                                                            \
   } while (0)
 
-struct Image {
-  std::string name;
-  int w = 0, h = 0;
-  std::vector<uint8_t> px;
-};
-
-Image synthetic(const std::string& name, int w, int h, uint32_t seed) {
-  Image im{name, w, h, std::vector<uint8_t>(size_t(w) * h)};
-  std::mt19937 rng(seed);
-  std::vector<float> f(size_t(w) * h);
-  for (auto& v : f) v = float(rng() % 64);
-  for (int c = 0; c < 24; ++c) {
-    const float cx = float(rng() % w), cy = float(rng() % h), r = float(20 + rng() % (h / 4)), add = float(rng() % 150);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x)
-        if ((x - cx) * (x - cx) + (y - cy) * (y - cy) < r * r) f[size_t(y) * w + x] += add;
-  }
-  for (size_t i = 0; i < f.size(); ++i) im.px[i] = uint8_t(std::min(255.0f, f[i]));
-  return im;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using canny_bench::Image;
+using canny_bench::median;
+using canny_bench::synthetic;
 
 }  // namespace
 
