@@ -5,11 +5,16 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "canny/canny.h"
+#include "../../canny/src/pick_pair.h"
+#include "pgm.h"
 
 namespace {
 
@@ -173,79 +178,138 @@ ThresholdPair select(const GMap& m, const std::vector<CandidatePair>& c, int x0 
   return p;
 }
 
-// One row of segments [0.95, g, 0]: the anchor 0.95 is HIGH for every pair below, so g is linked by pair
-// (l, h) exactly when l < g < h. Pairs: 2 x (1, 90), 4 x (20, 90), 4 x (34, 90), 10 x (95, 99) (these link
-// nothing), NC = 20, NX = 99.
-//   g      SM  Prob  binP  binG  Prob >= binG/100?
-//   0.05    2  0.10   10     5   yes -> 5 in D
-//   0.104   2  0.10   10    10   yes (100*2 >= 10*20) -> 10 in D
-//   0.204   6  0.30   30    20   yes -> 20 in D
-//   0.25    6  0.30   30    25   yes -> 25 in D
-//   0.30    6  0.30   30    30   yes (600 >= 600) -> 30 in D
-//   0.40   10  0.50   50    40   yes -> 40 in D
-// Anchors and zeros have SM = 0 (bin 0). hist on D = {5:0, 10:2, 20:0, 25:0, 30:3, 40:0}: local maxima 10
-// and 30 (40 is the last member of D; 50 has 1 pixel of Prob but is not in D). Pair (10, 30).
-std::vector<CandidatePair> hand_pairs() {
-  std::vector<CandidatePair> c;
-  for (int i = 0; i < 2; ++i) c.push_back({1, 90});
-  for (int i = 0; i < 4; ++i) c.push_back({20, 90});
-  for (int i = 0; i < 4; ++i) c.push_back({34, 90});
-  for (int i = 0; i < 10; ++i) c.push_back({95, 99});
-  return c;
+// The x grid (canny.h NUMBERS): bin edges in half-hundredths, hand-computed from the edge formulas.
+TEST(CannySelect, GridBinsByHand) {
+  canny::Bins b;
+  auto c3 = standard_set(3);  // grid 1, 4, ..., 25: edges -1 (so from 0), 5, 11, ..., 47, 53
+  canny::make_bins(c3.data(), int(c3.size()), &b);
+  EXPECT_EQ(b.of_half[0], 1);
+  EXPECT_EQ(b.of_half[4], 1);
+  EXPECT_EQ(b.of_half[5], 4);
+  EXPECT_EQ(b.of_half[10], 4);
+  EXPECT_EQ(b.of_half[11], 7);
+  EXPECT_EQ(b.of_half[46], 22);
+  EXPECT_EQ(b.of_half[47], 25);
+  EXPECT_EQ(b.of_half[52], 25);
+  EXPECT_EQ(b.of_half[53], 0);
+  EXPECT_EQ(b.of_half[200], 0);
+  auto c1 = standard_set(1);  // grid 1..25: [2x - 1, 2x + 1), the round-half-up reading at 0.01
+  canny::make_bins(c1.data(), int(c1.size()), &b);
+  EXPECT_EQ(b.of_half[0], 0);
+  for (int h = 1; h <= 50; ++h) EXPECT_EQ(b.of_half[h], (h + 1) / 2) << h;
+  EXPECT_EQ(b.of_half[51], 0);
+  // A non-uniform grid {1, 20, 34, 90, 95, 99}: edges -17, 21, 54, 124, 185, 194, 202 (cut at 200).
+  std::vector<CandidatePair> c = {{1, 90}, {20, 90}, {34, 90}, {95, 99}};
+  canny::make_bins(c.data(), int(c.size()), &b);
+  const int expect[][2] = {{0, 1},    {20, 1},   {21, 20},  {53, 20},  {54, 34},  {123, 34},
+                           {124, 90}, {184, 90}, {185, 95}, {193, 95}, {194, 99}, {200, 99}};
+  for (const auto& e : expect) EXPECT_EQ(b.of_half[e[0]], e[1]) << e[0];
 }
 
-GMap segments(const std::vector<float>& gs, int rows = 1) {
-  GMap m(int(gs.size()) * 3, rows);
-  for (size_t i = 0; i < gs.size(); ++i) {
-    m.g[3 * i] = 0.95f;
-    m.g[3 * i + 1] = gs[i];
+// Rows of segments [a, g, 0] under C_0.03 (values V = 1, 4, ..., 25, NC = 36). The anchor a (itself a grid
+// value) is HIGH exactly for the pairs with high <= 100 a, so g is linked by (l, h) iff l < 100 g < h <= 100 a:
+// SM(g) = #{V < 100 g} x #{V in (100 g, 100 a]}. Anchors and zeros have SM = 0. Prob bins: h = 200 SM / 36
+// -> SM 1 -> 5 (bin 4), 2 -> 11 (7), 3 -> 16 (7), 4 -> 22 (10), 6 -> 33 (16), 7 -> 38 (19), 8 -> 44 (22).
+//   a     g     SM  binProb  h(G)  binG  100 SM >= binG * 36?
+//   0.04  0.02  1   4         4    1     100 >= 36   -> 1 in D
+//   0.07  0.05  2   7        10    4     200 >= 144  -> 4 in D
+//   0.10  0.08  3   7        16    7     300 >= 252  -> 7 in D
+//   0.13  0.11  4   10       22    10    400 >= 360  -> 10 in D
+//   0.19  0.17  6   16       34    16    600 >= 576  -> 16 in D
+//   0.22  0.20  7   19       40    19    700 >= 684  -> 19 in D   (twice)
+//   0.25  0.23  8   22       46    22    800 >= 792  -> 22 in D
+// D = {1, 4, 7, 10, 16, 19, 22}, hist {0, 1, 2, 1, 1, 2, 1}: local maxima 7 and 19. Pair (7, 19).
+struct Seg {
+  float a, g;
+};
+
+GMap segments(const std::vector<Seg>& segs, int rows = 1) {
+  GMap m(int(segs.size()) * 3, rows);
+  for (size_t i = 0; i < segs.size(); ++i) {
+    m.g[3 * i] = segs[i].a;
+    m.g[3 * i + 1] = segs[i].g;
   }
   return m;
 }
 
+std::vector<Seg> hand_segments() {
+  return {{0.04f, 0.02f}, {0.07f, 0.05f}, {0.10f, 0.08f}, {0.13f, 0.11f},
+          {0.19f, 0.17f}, {0.22f, 0.20f}, {0.22f, 0.20f}, {0.25f, 0.23f}};
+}
+
 TEST(CannySelect, HandComputedTwoMaxima) {
-  GMap m = segments({0.05f, 0.104f, 0.204f, 0.25f, 0.30f, 0.40f});
-  ThresholdPair p = select(m, hand_pairs());
-  EXPECT_EQ(p.low, 10);
-  EXPECT_EQ(p.high, 30);
+  const auto c3 = standard_set(3);
+  ThresholdPair p = select(segments(hand_segments()), c3);
+  EXPECT_EQ(p.low, 7);
+  EXPECT_EQ(p.high, 19);
   EXPECT_EQ(p.found, 1);
-  // Order of the pixels does not matter; neither does an all-zero second row (bin 0 is never in D).
-  GMap r = segments({0.40f, 0.30f, 0.25f, 0.204f, 0.104f, 0.05f}, 2);
-  p = select(r, hand_pairs());
-  EXPECT_EQ(p.low, 10);
-  EXPECT_EQ(p.high, 30);
+  // Order of the pixels does not matter; neither does an all-zero second row (0 is in no bin).
+  auto r = hand_segments();
+  std::swap(r[0], r[7]);
+  std::swap(r[2], r[5]);
+  p = select(segments(r, 2), c3);
+  EXPECT_EQ(p.low, 7);
+  EXPECT_EQ(p.high, 19);
 }
 
 TEST(CannySelect, HandComputedOneMaximumGivesEqualThresholds) {
-  // Without the 0.40 pixel, D = {5, 10, 20, 25, 30} with hist {0, 2, 0, 0, 3}: 30 is last, only 10 is a
-  // local maximum, so low = high = 10.
-  ThresholdPair p = select(segments({0.05f, 0.104f, 0.204f, 0.25f, 0.30f}), hand_pairs());
-  EXPECT_EQ(p.low, 10);
-  EXPECT_EQ(p.high, 10);
+  // With one 0.20 segment, hist {0, 1, 2, 1, 1, 1, 1}: only 7 is a local maximum, so low = high = 7.
+  auto s = hand_segments();
+  s.erase(s.begin() + 6);
+  ThresholdPair p = select(segments(s), standard_set(3));
+  EXPECT_EQ(p.low, 7);
+  EXPECT_EQ(p.high, 7);
   EXPECT_EQ(p.found, 1);
 }
 
 TEST(CannySelect, HandComputedTiesAreNotMaxima) {
-  // 0.32 has Prob 0.30 but bin 32 > 30, so it adds to hist(30) without entering D.
-  // Pixels 0.05 0.104 0.30 0.32 0.40: D = {5, 10, 30, 40}, hist {0, 2, 2, 0}: 10 and 30 tie, neither is a
-  // maximum -> fallback, the candidate with the largest high: (95, 99), found = 0.
-  ThresholdPair p = select(segments({0.05f, 0.104f, 0.30f, 0.32f, 0.40f}), hand_pairs());
-  EXPECT_EQ(p.low, 95);
-  EXPECT_EQ(p.high, 99);
+  // One 0.20 segment and two 0.11 ones: hist {0, 1, 2, 2, 1, 1, 1}: 7 and 10 tie, nothing else rises
+  // -> fallback, the candidate with the largest high and then low: (22, 25), found = 0.
+  auto s = hand_segments();
+  s.erase(s.begin() + 6);
+  s.push_back({0.13f, 0.11f});
+  ThresholdPair p = select(segments(s), standard_set(3));
+  EXPECT_EQ(p.low, 22);
+  EXPECT_EQ(p.high, 25);
   EXPECT_EQ(p.found, 0);
-  // One more Prob 0.10 pixel (0.06, bin 6 enters D with hist 0): D = {5, 6, 10, 30, 40}, hist {0, 0, 3, 2, 0}
-  // -> only 10 is a maximum -> (10, 10).
-  p = select(segments({0.05f, 0.06f, 0.104f, 0.30f, 0.32f, 0.40f}), hand_pairs());
-  EXPECT_EQ(p.low, 10);
+  // (0.25, 0.14): SM = #{1..13} x #{16..25} = 5 x 4 = 20, Prob 0.56 (h 111: no bin), G bin 13 (h 28) with
+  // 2000 >= 468: 13 enters D with hist 0. (0.16, 0.14): SM 5 x 1 = 5 -> h 27, Prob bin 13 (500 >= 468):
+  // hist(13) = 1, between 10 (2) and 16 (1): still no maximum.
+  s.push_back({0.25f, 0.14f});
+  s.push_back({0.16f, 0.14f});
+  p = select(segments(s), standard_set(3));
+  EXPECT_EQ(p.found, 0);
+  // Two more (0.16, 0.14): hist(13) = 3 > 2 and > 1 -> the only maximum: (13, 13).
+  s.push_back({0.16f, 0.14f});
+  s.push_back({0.16f, 0.14f});
+  p = select(segments(s), standard_set(3));
+  EXPECT_EQ(p.low, 13);
+  EXPECT_EQ(p.high, 13);
+  EXPECT_EQ(p.found, 1);
+  // D = {1, 4}: 4 is the last member, no maximum.
+  p = select(segments({{0.04f, 0.02f}, {0.07f, 0.05f}}), standard_set(3));
+  EXPECT_EQ(p.found, 0);
+}
+
+// C_0.01 (NC = 300) on the same construction, g at x.75 hundredths (no float lands near a bin edge):
+// SM(g) = #{1..25 below 100 g} x #{values in (100 g, 100 a]}; Prob bin from h = 200 SM / 300.
+//   a     g       SM          h   binProb  h(G)  binG  100 SM >= binG * 300?
+//   0.09  0.0575  5 x 4 = 20  13  7        11    6     2000 >= 1800 -> 6 in D
+//   0.10  0.0675  6 x 4 = 24  16  8        13    7     2400 >= 2100 -> 7 in D   (twice)
+//   0.11  0.0775  7 x 4 = 28  18  9        15    8     2800 >= 2400 -> 8 in D
+//   0.12  0.0875  8 x 4 = 32  21  11       17    9     3200 >= 2700 -> 9 in D
+//   0.13  0.0975  9 x 4 = 36  24  12       19    10    3600 >= 3000 -> 10 in D
+//   0.14  0.1075  10 x 4 = 40 26  13       21    11    4000 >= 3300 -> 11 in D
+//   0.13  0.1075  10 x 3 = 30 20  10       21    11    3000 >= 3300 no (Prob only)  (twice)
+// D = {6, ..., 11}, hist {0, 1, 2, 1, 2, 1}: local maxima 8 and 10. Pair (8, 10).
+TEST(CannySelect, HandComputedStepOneSet) {
+  ThresholdPair p = select(segments({{0.09f, 0.0575f}, {0.10f, 0.0675f}, {0.10f, 0.0675f}, {0.11f, 0.0775f},
+                                     {0.12f, 0.0875f}, {0.13f, 0.0975f}, {0.14f, 0.1075f}, {0.13f, 0.1075f},
+                                     {0.13f, 0.1075f}}),
+                           standard_set(1));
+  EXPECT_EQ(p.low, 8);
   EXPECT_EQ(p.high, 10);
   EXPECT_EQ(p.found, 1);
-  // With 0.204 0.21 0.25 too: D = {5, 6, 10, 20, 21, 25, 30, 40}, hist {0, 0, 3, 0, 0, 0, 5, 0} -> (10, 30).
-  p = select(segments({0.05f, 0.06f, 0.104f, 0.204f, 0.21f, 0.25f, 0.30f, 0.32f, 0.40f}), hand_pairs());
-  EXPECT_EQ(p.low, 10);
-  EXPECT_EQ(p.high, 30);
-  // D = {5, 10}: 10 is the last member, no maximum.
-  p = select(segments({0.05f, 0.104f}), hand_pairs());
-  EXPECT_EQ(p.found, 0);
 }
 
 TEST(CannySelect, EmptyMapFallsBack) {
@@ -263,15 +327,15 @@ TEST(CannySelect, EmptyMapFallsBack) {
 }
 
 TEST(CannySelect, RegionIsIsolated) {
-  // The hand row placed in columns [32, 50) of a 64-wide map, with strong unrelated content elsewhere:
+  // The hand rows placed in columns [32, 56) of a 64-wide map, with strong unrelated content elsewhere:
   // the region's answer is the same as on its own.
-  GMap src = segments({0.05f, 0.104f, 0.204f, 0.25f, 0.30f, 0.40f});
+  GMap src = segments(hand_segments());
   GMap m(64, 1);
   for (int x = 0; x < 64; ++x) m.g[x] = (x % 3 == 1) ? 0.15f : 0.9f;
   for (int x = 0; x < 32; ++x) m.g[32 + x] = x < src.w ? src.g[x] : 0.0f;
-  ThresholdPair p = select(m, hand_pairs(), 32, 64);
-  EXPECT_EQ(p.low, 10);
-  EXPECT_EQ(p.high, 30);
+  ThresholdPair p = select(m, standard_set(3), 32, 64);
+  EXPECT_EQ(p.low, 7);
+  EXPECT_EQ(p.high, 19);
 }
 
 // ---------------------------------------------------------------- hysteresis by hand
@@ -605,6 +669,7 @@ TEST(CannySizes, TinyImages) {
 // Each strip of detect_edges_ref equals an independent run of select + hysteresis on a packed copy of that
 // strip of G: strips do not see each other, the last one may be narrow.
 TEST(CannySizes, WidthsAroundMultiplesOf32) {
+  int found_by_step[4] = {};
   for (int w : {31, 32, 33, 63, 64, 65, 97})
     for (int step : {1, 3}) {
       SCOPED_TRACE(testing::Message() << "width " << w << " step " << step);
@@ -618,7 +683,6 @@ TEST(CannySizes, WidthsAroundMultiplesOf32) {
       ASSERT_EQ(canny::gradient_map_ref(img.px.data(), w, h, w, 1.2f, g.data(), w, work.data(), work.size()),
                 canny::kOk);
       auto cands = standard_set(step);
-      int strips_found = 0;
       for (int s = 0; s * 32 < w; ++s) {
         const int x0 = s * 32, sw = std::min(32, w - x0);
         GMap part(sw, h);
@@ -628,7 +692,7 @@ TEST(CannySizes, WidthsAroundMultiplesOf32) {
         EXPECT_EQ(p.low, r.pairs[s].low) << "strip " << s;
         EXPECT_EQ(p.high, r.pairs[s].high) << "strip " << s;
         EXPECT_EQ(p.found, r.pairs[s].found) << "strip " << s;
-        strips_found += p.found;
+        found_by_step[step] += p.found;
         std::vector<uint8_t> e(size_t(sw) * h);
         std::vector<int32_t> stack(size_t(sw) * h);
         ASSERT_EQ(canny::hysteresis_ref(part.g.data(), sw, sw, h, 0, sw, p.low, p.high, e.data(), sw, stack.data()),
@@ -636,8 +700,11 @@ TEST(CannySizes, WidthsAroundMultiplesOf32) {
         for (int y = 0; y < h; ++y)
           for (int x = 0; x < sw; ++x) ASSERT_EQ(e[size_t(y) * sw + x], r.edges.at(x0 + x, y)) << x0 + x << "," << y;
       }
-      EXPECT_GT(strips_found, 0);
     }
+  // Some strips of each set found a pair by Medina-Carnicer (not only the fallback pair), so the comparison
+  // covers searched pairs too.
+  EXPECT_GT(found_by_step[1], 0);
+  EXPECT_GT(found_by_step[3], 0);
 }
 
 TEST(CannySizes, PitchDoesNotChangeTheResult) {
@@ -694,6 +761,34 @@ TEST(CannyModes, FrameEqualsStripsWhenAllStripsAgree) {
     }
     EXPECT_GT(count_edges(s.edges), 0);
     EXPECT_EQ(s.edges.px, f.edges.px) << "step " << step;
+  }
+}
+
+// Medina-Carnicer adapts to the content: on the standard photographs both sets choose several different
+// pairs over the strips (with the x grid read at 0.01 steps, C_0.03 chose (0.03, 0.19) for every strip of
+// every image; canny.h NUMBERS, the x grid). Skipped without GPUEC_SHARED_DIR/images/standard.
+TEST(CannyModes, StripPairsFollowTheContent) {
+  const char* dir = std::getenv("GPUEC_SHARED_DIR");
+  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  for (int step : {1, 3}) {
+    SCOPED_TRACE(testing::Message() << "step " << step);
+    std::set<std::pair<int, int>> pairs, lows;
+    int images = 0;
+    for (const char* name : {"barbara_512", "boat_512", "cameraman_512", "goldhill_512"}) {
+      int w = 0, h = 0;
+      std::vector<uint8_t> px;
+      if (!canny_test::read_pgm(std::string(dir) + "/images/standard/" + name + ".pgm", &w, &h, &px)) continue;
+      ++images;
+      Image img(w, h);
+      img.px = px;
+      Result r = detect(img, strip_options(), step);
+      ASSERT_EQ(r.status, canny::kOk);
+      for (const ThresholdPair& p : r.pairs)
+        if (p.found) pairs.insert({p.low, p.high}), lows.insert({p.low, 0});
+    }
+    if (images == 0) GTEST_SKIP() << "skipped: no standard images under " << dir;
+    EXPECT_GE(pairs.size(), 3u);
+    EXPECT_GE(lows.size(), 2u);
   }
 }
 

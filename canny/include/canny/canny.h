@@ -47,18 +47,25 @@
 //     That is the fixed point of the paper's iteration with the link mask corrected (OR of the 8
 //     neighbours, not AND; DESIGN.md section 5); the CPU computes it by flood fill, a device by iterating
 //     until nothing changes; the set is the same.
-//   * Medina-Carnicer on a region (select_thresholds_ref), NC = number of candidate pairs,
-//     NX = largest high value in the candidate set (in hundredths; 25 for the standard sets):
+//   * Medina-Carnicer on a region (select_thresholds_ref), NC = number of candidate pairs:
 //       SM[p]  = number of candidate pairs whose linking map (hysteresis map minus HIGH map) holds p.
 //       Prob[p] = SM[p] / NC. Comparisons with Prob are done exactly in integers:
-//         "Prob >= x_j" (x_j = j / 100)  <=>  100 * SM >= j * NC.
-//       "Equal to x_j" is read at the 0.01 resolution of the x grid (a float rarely equals j / 100 exactly;
-//       with NC = 36 no Prob value except 0.25 would ever equal a grid point): the BIN of a value v is
-//       round-half-up(100 v):  binP = (200 * SM + NC) / (2 * NC) (integer division),
-//                              binG = (int)(G * 100.0f + 0.5f) (two float roundings, then truncation).
-//       For j = 1..NX:  P(F(x_j)) != 0  <=>  some p has 100 * SM[p] >= j * NC and binG(p) == j.
-//                       D = { j : P(F(x_j)) != 0 } (the instability zone).
-//                       hist[j] = #{ p : binP(p) == j } for j in D (the histogram of Prob on D).
+//         "Prob >= x" (x in hundredths)  <=>  100 * SM >= x * NC.
+//       THE x GRID. The paper reads "|F(x)|, the elements of F(x) with value x" and "the histogram of Prob" at
+//       the points x of a grid; a float rarely equals a grid point, so every value is read in the BIN of its
+//       nearest grid point. The grid is the set of distinct threshold values of the candidate set,
+//       x_0 < x_1 < ... < x_{m-1} in hundredths (m >= 2): 1, 2, ..., 25 for C_0.01, 1, 4, ..., 25 for C_0.03.
+//       (A grid of 0.01 steps for C_0.03 is degenerate: Prob = SM / 36 moves in steps of 0.028, so most
+//       0.01 bins of its histogram are empty, every non-empty bin is a "local maximum" and the search
+//       returns (0.03, 0.19) for every image.) Bin edges in half-hundredths (integers):
+//         e_0 = 2 x_0 - (x_1 - x_0),  e_i = x_{i-1} + x_i (0 < i < m),  e_m = 2 x_{m-1} + (x_{m-1} - x_{m-2}),
+//       and a value v > 0 with h(v) in [e_i, e_{i+1}) lies in the bin of x_i (h < e_0 or h >= e_m: in no
+//       bin; v = 0 is in no bin, nor is a G outside (0, 1]), where h(v) = floor(200 v) is computed as
+//         h(Prob) = (200 * SM) / NC (integer division, exact), h(G) = (int)(G * 200.0f) (one float rounding).
+//       For C_0.01 the bin of x is [x - 0.005, x + 0.005), the round-half-up reading at 0.01.
+//       For every grid point x:  P(F(x)) != 0  <=>  some p has binG(p) == x and 100 * SM[p] >= x * NC.
+//                                D = { x : P(F(x)) != 0 } (the instability zone).
+//                                hist[x] = #{ p : binProb(p) == x } for x in D (the histogram of Prob on D).
 //       A j in D is a LOCAL MAXIMUM when it has a previous and a next member of D (j- < j < j+, the nearest
 //       ones) and hist[j] > hist[j-] and hist[j] > hist[j+] (strict; equal neighbours are not maxima; the
 //       first and last members of D never are), as in the paper's Algorithm 5.

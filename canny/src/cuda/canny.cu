@@ -460,6 +460,17 @@ __global__ void ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate) {
   sm[i] = s;
 }
 
+// One pixel's share of Medina-Carnicer's histograms (canny.h NUMBERS, the x grid): the bin of Prob = sv / nc
+// in p_hist, and the bin of G in g_count when Prob reaches it. sv <= nc <= kMaxCandidates: no overflow.
+__device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, const uint8_t* bins,
+                                          uint32_t* g_count, uint32_t* p_hist) {
+  if (sv == 0) return;  // Prob = 0 is in no bin, and 100 * 0 >= x * nc never holds
+  if (const uint32_t bp = bins[(200u * sv) / unc]) atomicAdd(&p_hist[bp], 1u);
+  if (!(v > 0.0f && v <= 1.0f)) return;
+  const uint32_t bg = bins[int(__fmul_rn(v, 200.0f))];
+  if (bg && 100u * sv >= bg * unc) atomicAdd(&g_count[bg], 1u);
+}
+
 // ---- strip mode with a strip in shared memory -------------------------------------------------------------
 // One block per (strip, layer) for the counting pass and one block per strip for the final pass label the
 // whole 32 x H strip in shared memory (one word per pixel; heights up to kStripMaxRows): no global labels,
@@ -570,10 +581,12 @@ __global__ void __launch_bounds__(kStripThreads) strip_count_kernel(CclParams p,
 // (pick_pair), then the strip's hysteresis with it and the edge map.
 __global__ void __launch_bounds__(kStripThreads)
 strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
-                   int fb_low, int fb_high, ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch) {
+                   int fb_low, int fb_high, Bins bins, ThresholdPair* pairs, uint8_t* __restrict__ edges,
+                   int edges_pitch) {
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
+  __shared__ uint8_t bin_s[kHalfSteps + 1];
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
@@ -584,10 +597,10 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
     g_count[j] = 0;
     p_hist[j] = 0;
   }
+  for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
   __syncthreads();
   const int x = x0 + c.tx;
   const uint32_t unc = uint32_t(nc);
-  uint32_t zeros = 0;
   if (x < W) {
     constexpr int kU = 4;  // loads of kU rows issued together
     for (int y = c.ty; y < c.H; y += kU * c.ny) {
@@ -600,19 +613,10 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
         gv[u] = yy < c.H ? g[size_t(yy) * W + x] : 0.0f;
       }
 #pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        if (y + u * c.ny >= c.H) continue;
-        if (sv[u] == 0) {
-          ++zeros;
-          continue;
-        }
-        atomicAdd(&p_hist[(200u * sv[u] + unc) / (2u * unc)], 1u);
-        const int bin_g = int(__fadd_rn(__fmul_rn(gv[u], 100.0f), 0.5f));
-        if (bin_g >= 1 && bin_g <= nx && 100u * sv[u] >= uint32_t(bin_g) * unc) atomicAdd(&g_count[bin_g], 1u);
-      }
+      for (int u = 0; u < kU; ++u)
+        if (y + u * c.ny < c.H) bin_pixel(sv[u], gv[u], unc, bin_s, g_count, p_hist);
     }
   }
-  if (zeros) atomicAdd(&p_hist[0], zeros);
   __syncthreads();
   if (threadIdx.x == 0) {
     pair = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
@@ -651,20 +655,21 @@ constexpr int kHistWords = 2 * (kMaxThreshold + 2);
 
 __global__ void __launch_bounds__(kSelectThreads)
 select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W, int H, int rcols, int nc,
-              int nx, int fb_low, int fb_high, ThresholdPair* pairs, int ns, int all, uint32_t* hist,
+              int nx, int fb_low, int fb_high, Bins bins, ThresholdPair* pairs, int ns, int all, uint32_t* hist,
               uint32_t* done) {
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
+  __shared__ uint8_t bin_s[kHalfSteps + 1];
   __shared__ bool last;
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
     p_hist[j] = 0;
   }
+  for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
   __syncthreads();
   const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols);
   const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
   const uint32_t unc = uint32_t(nc);
-  uint32_t zeros = 0;
   // Threads over 32 columns x (blockDim.x / 32) rows: no divisions in the index arithmetic.
   const int tx = threadIdx.x % kStripWidth, ty = threadIdx.x / kStripWidth, ny = blockDim.x / kStripWidth;
   for (int xb = x0; xb < x1; xb += kStripWidth) {
@@ -673,17 +678,9 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
     for (int y = y0 + ty; y < y1; y += ny) {
       const size_t i = size_t(y) * W + x;
       const uint32_t sv = sm[i];
-      if (sv == 0) {
-        ++zeros;
-        continue;  // bin_p 0; and 100 * 0 >= bin_g * nc never holds for bin_g >= 1
-      }
-      atomicAdd(&p_hist[(200u * sv + unc) / (2u * unc)], 1u);  // sv <= nc <= 4950: no overflow
-      const float v = g[i];
-      const int bin_g = int(__fadd_rn(__fmul_rn(v, 100.0f), 0.5f));
-      if (bin_g >= 1 && bin_g <= nx && 100u * sv >= uint32_t(bin_g) * unc) atomicAdd(&g_count[bin_g], 1u);
+      if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
     }
   }
-  if (zeros) atomicAdd(&p_hist[0], zeros);
   __syncthreads();
   uint32_t* gh = hist + size_t(blockIdx.x) * kHistWords;
   if (gridDim.y > 1) {
@@ -818,6 +815,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         fb_low = cp.low;
       }
     }
+    Bins bins;
+    make_bins(options.candidates, nc, &bins);
     // Strip mode with strips that fit in shared memory: strip_count_kernel and strip_final_kernel.
     size_t strip_smem = 0;
     if (strips && H <= kStripMaxRows) {
@@ -853,8 +852,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       ++batch;
     }
     if (strip_smem) {
-      strip_final_kernel<<<ns, kStripThreads, strip_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, pairs,
-                                                                     edges, edges_pitch);
+      strip_final_kernel<<<ns, kStripThreads, strip_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, bins,
+                                                                     pairs, edges, edges_pitch);
       GPUEC_CUDA_CHECK_LAUNCH();
       return {};
     }
@@ -865,7 +864,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     if (splits > 1)
       GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.hist, 0, sizeof(uint32_t) * size_t(nregions) * (kHistWords + 1), stream));
     select_kernel<<<dim3(nregions, splits), kSelectThreads, 0, stream>>>(
-        ws.g, ws.sm, W, H, rcols, nc, nx, fb_low, fb_high, pairs, ns, strips ? 0 : 1, ws.hist,
+        ws.g, ws.sm, W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
         ws.hist + size_t(nregions) * kHistWords);
     GPUEC_CUDA_CHECK_LAUNCH();
   }
