@@ -130,7 +130,7 @@ std::string describe(const Image& img, const Config& c) {
 }
 
 // Runs both twins and compares. Returns false (after recording failures) when they differ.
-bool compare(const Image& img, const Config& cfg) {
+bool compare(const Image& img, const Config& cfg, std::vector<ThresholdPair>* cpu_pairs = nullptr) {
   const std::string what = describe(img, cfg);
   SCOPED_TRACE(what);
   const int W = img.w, H = img.h, ns = canny::strip_count(W);
@@ -150,6 +150,7 @@ bool compare(const Image& img, const Config& cfg) {
                                          work.data(), work.size());
   EXPECT_EQ(st, canny::kOk);
   if (st != canny::kOk) return false;
+  if (cpu_pairs) *cpu_pairs = ref_pairs;
 
   // CUDA twin.
   const int sp = W + cfg.src_pad, ep = W + cfg.edges_pad;
@@ -383,6 +384,9 @@ TEST(CannyCuda, CustomCandidateSets) {
     rnd.push_back({uint8_t(low), uint8_t(low + 1 + int(rng() % 30))});
   }
   sets.push_back(rnd);
+  std::vector<CandidatePair> all_lows;  // 99 distinct lows: more than the planes of component maxima
+  for (int low = 1; low < 100; ++low) all_lows.push_back({uint8_t(low), uint8_t(low + 1)});
+  sets.push_back(all_lows);
   for (const auto& set : sets)
     for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame}) {
       Config c;
@@ -390,6 +394,50 @@ TEST(CannyCuda, CustomCandidateSets) {
       c.custom = set;
       compare(img, c);
     }
+}
+
+// The three ways the strip-mode final pass writes the map (canny.cu, strip_final_kernel): low == high (a
+// plain threshold), a low of the candidate set (the counting pass's component maxima), and a low that is
+// only a high of the set (labelled again). Which one a strip takes follows from its pair, so the CPU twin's
+// pairs show that each way was compared. Sets: C_0.03, C_0.01 and lows {0.01, 0.02} with highs 0.03..0.60.
+TEST(CannyCuda, StripFinalPassPaths) {
+  REQUIRE_GPU();
+  const char* dir = std::getenv("GPUEC_SHARED_DIR");
+  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  std::vector<CandidatePair> few_lows;
+  for (int high = 3; high <= 60; ++high) few_lows.push_back({1, uint8_t(high)}), few_lows.push_back({2, uint8_t(high)});
+  int equal = 0, planes = 0, relabel = 0, found = 0;
+  for (const char* n : {"barbara_512.pgm", "cameraman_512.pgm", "boat_512.pgm"}) {
+    Image img(1, 1);
+    if (!read_pgm(std::string(dir) + "/images/standard/" + n, &img)) continue;
+    ++found;
+    SCOPED_TRACE(n);
+    if (under_sanitizer()) {
+      Image crop(std::min(img.w, 96), std::min(img.h, 64));
+      for (int y = 0; y < crop.h; ++y) std::memcpy(&crop.at(0, y), &img.px[size_t(y) * img.w], size_t(crop.w));
+      img = crop;
+    }
+    for (int set = 0; set < 3; ++set) {
+      Config c;
+      if (set < 2) c.step = set == 0 ? 3 : 1;
+      else c.custom = few_lows;
+      const std::vector<CandidatePair> cands = c.custom.empty() ? standard_set(c.step) : c.custom;
+      std::vector<ThresholdPair> pairs;
+      if (!compare(img, c, &pairs)) continue;
+      for (const ThresholdPair& p : pairs) {
+        bool is_low = false;
+        for (const CandidatePair& cp : cands) is_low = is_low || cp.low == p.low;
+        if (p.low == p.high) ++equal;
+        else if (is_low) ++planes;
+        else ++relabel;
+      }
+    }
+  }
+  if (found == 0) GTEST_SKIP() << "skipped: no standard images under " << dir;
+  if (under_sanitizer()) return;  // the crops need not reach every path
+  EXPECT_GT(equal, 0);
+  EXPECT_GT(planes, 0);
+  EXPECT_GT(relabel, 0);
 }
 
 // Heights around the CUDA twin's limits: 256 rows (48 KB of shared memory per strip, the default limit),

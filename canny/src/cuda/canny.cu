@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -166,7 +167,8 @@ __device__ __forceinline__ float mag_at(const float* m, int W, int H, int x, int
 // A < high: every comparison of the CPU twin becomes an integer one. Code = A | B << 8, row-major.
 __global__ void nms_kernel(const int16_t* __restrict__ gx, const int16_t* __restrict__ gy,
                            const float* __restrict__ m, const uint32_t* __restrict__ max2, int W, int H,
-                           float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q) {
+                           float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
+                           uint32_t* __restrict__ sm_zero) {
   __shared__ float t[kMaxThreshold + 1];
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   if (tid <= kMaxThreshold) t[tid] = __fdiv_rn(float(tid), 100.0f);
@@ -199,6 +201,7 @@ __global__ void nms_kernel(const int16_t* __restrict__ gx, const int16_t* __rest
     v = (mc > fwd && mc >= bwd) ? __fdiv_rn(mc, mmax) : 0.0f;
   }
   g[size_t(y) * g_pitch + x] = v;
+  if (sm_zero) sm_zero[i] = 0;
   if (!q) return;
   int ca = 0, cb = 0;
   if (v > 0.0f) {
@@ -239,6 +242,12 @@ struct Layers {
   int n;                       // layers in this batch
   uint8_t low[kMaxLayers];     // count pass: the low of each layer (high: 255, never reached)
   uint16_t f[kMaxLayers][kMaxThreshold + 1];  // F_low(v): candidates (low, high) with high <= v
+  int16_t slot[kMaxLayers];    // strip mode: plane of cmax for the component maxima of this low, -1 none
+};
+
+// Strip mode: which plane of cmax holds the component maxima of S(low), per low (-1: not kept).
+struct LowSlots {
+  int16_t of[kMaxThreshold + 1];
 };
 
 struct CclParams {
@@ -508,27 +517,73 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 // Labels the strip's pixels whose code passes (lo, hi) (codes loaded and synced). On return (after a
 // barrier) lab[y * 32 + tx] is kAcc | maxA of the component for a pixel of S, a root index otherwise, and
 // kOutS outside S.
+//
+// A strip row is one warp wide (kStripWidth == 32), so each warp labels a chunk of consecutive rows alone,
+// top to bottom, one row per step (lane = column):
+//   - the row's runs (maximal sets of consecutive pixels of S) from the ballot of S;
+//   - a run takes the smallest label of the pixels of S above it (columns s - 1 .. e + 1 of the previous
+//     row; a segmented min over the run's lanes), or starts a label at its first pixel when there is none;
+//   - every other label above the run is merged with it (union-find in lab, parents at smaller indices,
+//     the lock-free atomicMin merge of merge_local);
+//   - each pixel's word is its run's label (a root when the run started it).
+// Then the first row of each chunk is merged with the last row of the chunk above (all chunks at once, the
+// same merge), every pixel's word becomes its root (an atomicMin: other threads may still be reading), and
+// the component maxima of A are gathered at the roots. Long chains of parents, which a per-pixel union of
+// the whole strip builds along vertical edges, cannot form inside a chunk; across chunks they are at most
+// as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
 
 __device__ void strip_label(const StripCcl& c, uint32_t lo, uint32_t hi) {
   uint32_t* lab = c.lab;
   const uint16_t* codes = c.codes;
-  for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    lab[li] = in_set(codes[li], lo, hi) ? li : kOutS;
+  const int lane = c.tx;
+  const int rows = (c.H + c.ny - 1) / c.ny;
+  const int y0 = c.ty * rows, y1 = min(c.H, y0 + rows);
+  uint32_t prev = kOutS;  // label of (lane, y - 1) inside the chunk
+  for (int y = y0; y < y1; ++y) {
+    const uint32_t li = uint32_t(y * kStripWidth + lane);
+    const bool in = in_set(codes[li], lo, hi);
+    const uint32_t m = __ballot_sync(0xffffffffu, in);
+    const uint32_t ul = __shfl_up_sync(0xffffffffu, prev, 1), ur = __shfl_down_sync(0xffffffffu, prev, 1);
+    const uint32_t up_l = lane > 0 ? ul : kOutS, up_r = lane < kStripWidth - 1 ? ur : kOutS;
+    // The run of this lane: [s, e] (for a lane outside S, e < lane and s = lane + 1: unused).
+    const uint32_t at_or_below = lane == 31 ? 0xffffffffu : ((2u << lane) - 1u);
+    const uint32_t zeros = ~m & at_or_below;
+    const int s = zeros ? 32 - __clz(zeros) : 0;
+    const uint32_t na = ~(m >> lane);
+    const int e = na ? lane + __ffs(na) - 2 : 31;
+    uint32_t v = in ? min(prev, min(up_l, up_r)) : kOutS;
+    // Segmented suffix minimum over [lane, e]; the steps stop once no run is longer than the span covered
+    // (r: the starts of runs of more than d pixels; warp-uniform).
+    uint32_t r = m & (m >> 1);
+    for (int d = 1; r; d <<= 1) {
+      const uint32_t o = __shfl_down_sync(0xffffffffu, v, d);
+      if (lane + d <= e) v = min(v, o);
+      r &= r >> d;
+    }
+    const uint32_t run_min = __shfl_sync(0xffffffffu, v, s & 31);
+    const uint32_t node = run_min != kOutS ? run_min : uint32_t(y * kStripWidth + s);
+    lab[li] = in ? node : kOutS;
+    __syncwarp();
+    if (in) {
+      if (prev != kOutS && prev != node) merge_local(lab, prev, node);
+      if (lane == s && up_l != kOutS && up_l != node) merge_local(lab, up_l, node);
+      if (lane == e && up_r != kOutS && up_r != node) merge_local(lab, up_r, node);
+    }
+    __syncwarp();
+    prev = in ? node : kOutS;
   }
   __syncthreads();
-  auto in = [&](int lx, int y) { return lx >= 0 && lx < kStripWidth && y >= 0 && lab[y * kStripWidth + lx] != kOutS; };
-  for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    if (lab[li] == kOutS) continue;
-    if (in(c.tx, y - 1)) {
-      merge_local(lab, li, li - kStripWidth);
-      continue;
+  if (c.ty > 0 && y0 < c.H) {
+    const uint32_t li = uint32_t(y0 * kStripWidth + lane);
+    if (lab[li] != kOutS) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int x = lane + dx;
+        if (x < 0 || x >= kStripWidth) continue;
+        const uint32_t lj = uint32_t((y0 - 1) * kStripWidth + x);
+        if (lab[lj] != kOutS) merge_local(lab, li, lj);  // never kOutS <-> label: merges only lower roots
+      }
     }
-    if (in(c.tx - 1, y)) merge_local(lab, li, li - 1);
-    else if (in(c.tx - 1, y - 1)) merge_local(lab, li, li - kStripWidth - 1);
-    if (in(c.tx + 1, y - 1)) merge_local(lab, li, li - kStripWidth + 1);
   }
   __syncthreads();
   for (int y = c.ty; y < c.H; y += c.ny) {
@@ -558,7 +613,10 @@ __device__ __forceinline__ uint32_t strip_max(const uint32_t* lab, uint32_t li) 
 }
 
 // Counting pass: block (strip, layer of the batch); SM (zeroed by the caller) gets F_low(maxA) - F_low(A).
-__global__ void __launch_bounds__(kStripThreads) strip_count_kernel(CclParams p, uint32_t* sm) {
+// With a slot for the layer's low, plane `slot` of cmax (W x H bytes each) gets maxA of the pixel's
+// component for the pixels of S, 0 elsewhere: the final pass reads its edge map from it.
+__global__ void __launch_bounds__(kStripThreads)
+strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
@@ -569,20 +627,31 @@ __global__ void __launch_bounds__(kStripThreads) strip_count_kernel(CclParams p,
   __syncthreads();
   strip_label(c, p.layers.low[l], 255u);
   const int x = x0 + c.tx;
+  if (x >= W) return;
+  uint8_t* plane = p.layers.slot[l] >= 0 ? cmax + size_t(p.layers.slot[l]) * W * c.H : nullptr;
   for (int y = c.ty; y < c.H; y += c.ny) {
     const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    if (strip_lab[li] == kOutS) continue;
-    const uint32_t add = uint32_t(f[strip_max(strip_lab, li)]) - uint32_t(f[c.codes[li] & 0xffu]);
-    if (add) atomicAdd(sm + size_t(y) * W + x, add);
+    uint32_t mx = 0;
+    if (strip_lab[li] != kOutS) {
+      mx = strip_max(strip_lab, li);
+      const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
+      if (add) atomicAdd(sm + size_t(y) * W + x, add);
+    }
+    if (plane) plane[size_t(y) * W + x] = uint8_t(mx);
   }
 }
 
 // Final pass of strip mode: block = strip. Medina-Carnicer's histograms over the strip, the pair
-// (pick_pair), then the strip's hysteresis with it and the edge map.
+// (pick_pair), then the edge map of the strip's hysteresis with it:
+//   low == high: S = {A >= high} (every pixel with B >= low has A >= high), no linking;
+//   low < high with a cmax plane for low: S = {B >= low}, labelled by the counting pass: edge iff the
+//     component maximum there is >= high;
+//   otherwise (a low that is only a high of the candidate set; needs the dynamic shared memory of a
+//     strip, which the host gives when the set allows it): the strip is labelled here.
 __global__ void __launch_bounds__(kStripThreads)
 strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
-                   int fb_low, int fb_high, Bins bins, ThresholdPair* pairs, uint8_t* __restrict__ edges,
-                   int edges_pitch) {
+                   int fb_low, int fb_high, Bins bins, LowSlots slots, const uint8_t* __restrict__ cmax,
+                   ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch) {
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
@@ -592,7 +661,6 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
   StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height,
              int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
-  strip_load(c, p.q, W, x0);
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
     p_hist[j] = 0;
@@ -624,6 +692,21 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   }
   __syncthreads();
   const uint32_t lo = uint32_t(pair.low), hi = uint32_t(pair.high);
+  if (lo == hi) {
+    if (x >= W) return;
+    for (int y = c.ty; y < c.H; y += c.ny)
+      edges[size_t(y) * edges_pitch + x] = (p.q[size_t(y) * W + x] & 0xffu) >= hi ? 255 : 0;
+    return;
+  }
+  if (slots.of[lo] >= 0) {
+    if (x >= W) return;
+    const uint8_t* plane = cmax + size_t(slots.of[lo]) * W * c.H;
+    for (int y = c.ty; y < c.H; y += c.ny)
+      edges[size_t(y) * edges_pitch + x] = plane[size_t(y) * W + x] >= hi ? 255 : 0;
+    return;
+  }
+  strip_load(c, p.q, W, x0);
+  __syncthreads();
   strip_label(c, lo, hi);
   if (x >= W) return;
   for (int y = c.ty; y < c.H; y += c.ny) {
@@ -717,14 +800,29 @@ __global__ void fill_pairs_kernel(ThresholdPair* pairs, int ns, ThresholdPair p)
 
 // Steps 1-3 into g (pitch g_pitch); arguments already checked.
 gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const Taps& taps, float* g, int g_pitch,
-                            uint16_t* q, const Workspace& ws, cudaStream_t stream) {
+                            uint16_t* q, uint32_t* sm_zero, const Workspace& ws, cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
   front_kernel<<<grid, block, 0, stream>>>(src, pitch, W, H, taps, ws.gx, ws.gy, ws.m, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
-  nms_kernel<<<grid, block, 0, stream>>>(ws.gx, ws.gy, ws.m, ws.max2, W, H, g, g_pitch, q);
+  nms_kernel<<<grid, block, 0, stream>>>(ws.gx, ws.gy, ws.m, ws.max2, W, H, g, g_pitch, q, sm_zero);
   GPUEC_CUDA_CHECK_LAUNCH();
+  return {};
+}
+
+// The strip kernels' dynamic shared memory above the default 48 KB, set once per device (the largest
+// strip: dynamic plus static shared memory must fit, and the static part differs per kernel).
+gpu::CudaError allow_strip_smem() {
+  static std::atomic<uint64_t> done{0};  // bit d: device d (devices past 63 set it on every call)
+  int dev = 0;
+  GPUEC_CUDA_CHECK(cudaGetDevice(&dev));
+  const uint64_t bit = dev < 64 ? uint64_t(1) << dev : 0;
+  if (bit & done.load(std::memory_order_acquire)) return {};
+  const int bytes = int(size_t(kStripWidth) * kStripMaxRows * (sizeof(uint32_t) + sizeof(uint16_t)));
+  GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  done.fetch_or(bit, std::memory_order_release);
   return {};
 }
 
@@ -759,7 +857,7 @@ gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int 
   if (gaussian_taps(sigma, taps.w, &taps.r) != kOk) return GPUEC_CUDA_INVALID();
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
-  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, ws, stream);
+  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, nullptr, ws, stream);
 }
 
 gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int pitch, const Options& options,
@@ -784,7 +882,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
   const int W = width, H = height, ns = strip_count(width);
 
-  if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q, ws, stream)) return e;
+  // Strip mode in shared memory adds SM up with atomics: the NMS kernel zeroes it.
+  const bool strip_smem_path = mode == ThresholdMode::kStrip && H <= kStripMaxRows;
+  if (const gpu::CudaError e =
+          run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q, strip_smem_path ? ws.sm : nullptr, ws, stream))
+    return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
 
@@ -817,15 +919,29 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     }
     Bins bins;
     make_bins(options.candidates, nc, &bins);
-    // Strip mode with strips that fit in shared memory: strip_count_kernel and strip_final_kernel.
-    size_t strip_smem = 0;
+    // Strip mode with strips that fit in shared memory: strip_count_kernel and strip_final_kernel. The
+    // component maxima of each low go to planes of cmax (the label planes' memory, unused in this mode) as
+    // far as they fit; the final pass labels again only when the pair's low has no plane (never for the
+    // standard sets: their only grid value that is not a low is the largest, 25).
+    size_t strip_smem = 0, final_smem = 0;
+    LowSlots slots;
+    uint8_t* cmax = reinterpret_cast<uint8_t*>(ws.lab);
     if (strips && H <= kStripMaxRows) {
       strip_smem = size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t));
-      // Always: dynamic + static shared memory must fit, and the static part differs per kernel.
-      const int bytes = int(size_t(kStripWidth) * kStripMaxRows * (sizeof(uint32_t) + sizeof(uint16_t)));
-      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-      GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.sm, 0, size_t(W) * H * sizeof(uint32_t), stream));
+      if (const gpu::CudaError e = allow_strip_smem()) return e;
+      const size_t planes = (size_t(reinterpret_cast<uint8_t*>(ws.mx) - cmax) + size_t(ws.layers) * W * H * 4) /
+                            (size_t(W) * H);
+      bool grid[kMaxThreshold + 1] = {};
+      int top = 0, k = 0;
+      for (int c = 0; c < nc; ++c) {
+        grid[options.candidates[c].low] = grid[options.candidates[c].high] = true;
+        top = std::max(top, int(options.candidates[c].high));
+      }
+      for (int v = 0; v <= kMaxThreshold; ++v) {
+        slots.of[v] = int16_t(has_low[v] && size_t(k) < planes ? k : -1);
+        k += has_low[v];
+        if (grid[v] && v < top && slots.of[v] < 0) final_smem = strip_smem;
+      }
     }
     // The distinct lows, labelled ws.layers at a time; SM is written by the first batch, added to after.
     // Everything the kernels need of the candidates (the lows and F) travels in the kernel parameters.
@@ -835,6 +951,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       for (; lo <= kMaxThreshold && p.layers.n < ws.layers; ++lo)
         if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
       if (p.layers.n == 0) break;
+      for (int l = 0; l < p.layers.n; ++l) p.layers.slot[l] = strip_smem ? slots.of[p.layers.low[l]] : int16_t(-1);
       std::memset(p.layers.f, 0, sizeof p.layers.f);
       for (int c = 0; c < nc; ++c)
         for (int l = 0; l < p.layers.n; ++l)
@@ -842,7 +959,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       for (int l = 0; l < p.layers.n; ++l)
         for (int v = 1; v <= kMaxThreshold; ++v) p.layers.f[l][v] = uint16_t(p.layers.f[l][v] + p.layers.f[l][v - 1]);
       if (strip_smem) {
-        strip_count_kernel<<<dim3(ns, p.layers.n), kStripThreads, strip_smem, stream>>>(p, ws.sm);
+        strip_count_kernel<<<dim3(ns, p.layers.n), kStripThreads, strip_smem, stream>>>(p, ws.sm, cmax);
         GPUEC_CUDA_CHECK_LAUNCH();
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, stream)) return e;
@@ -852,8 +969,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       ++batch;
     }
     if (strip_smem) {
-      strip_final_kernel<<<ns, kStripThreads, strip_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, bins,
-                                                                     pairs, edges, edges_pitch);
+      strip_final_kernel<<<ns, kStripThreads, final_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, bins,
+                                                                     slots, cmax, pairs, edges, edges_pitch);
       GPUEC_CUDA_CHECK_LAUNCH();
       return {};
     }
