@@ -4,7 +4,7 @@
 // and C_0.01 in strip mode and C_0.03 in frame mode. GPU: the whole pipeline with the image and the output
 // on the device, CUDA events around the call, W warm-up calls, median of R; CPU: steady_clock, one core,
 // median of C. Every GPU output is compared with the CPU twin (edge map and pairs); a mismatch exits 1.
-// usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S]
+// usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--image SUB]... [--config SUB]...
 // Output: one row per image and configuration (µs), the GPU/CPU ratio; exit 0 ok, 1 mismatch, 2 usage/IO,
 // 3 CUDA error.
 #include <cuda_runtime.h>
@@ -47,6 +47,7 @@ using canny_bench::synthetic;
 int main(int argc, char** argv) {
   int repeats = 20, warmup = 5, cpu_repeats = 3;
   float sigma = 1.0f;
+  std::vector<std::string> only_images, only_configs;  // substrings; empty: all
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
@@ -54,8 +55,13 @@ int main(int argc, char** argv) {
     else if (a == "--warmup" && has) warmup = std::atoi(argv[++i]);
     else if (a == "--cpu-repeats" && has) cpu_repeats = std::atoi(argv[++i]);
     else if (a == "--sigma" && has) sigma = float(std::atof(argv[++i]));
+    else if (a == "--image" && has) only_images.push_back(argv[++i]);
+    else if (a == "--config" && has) only_configs.push_back(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S]\n");
+      std::fprintf(stderr,
+                   "usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--image SUB]... "
+                   "[--config SUB]...\n  --image/--config: only the images/configs whose name contains SUB "
+                   "(e.g. --image barbara --config 'strip C_0.03'), for profiling one case\n");
       return kExitUsage;
     }
   }
@@ -72,6 +78,19 @@ int main(int argc, char** argv) {
   }
   images.push_back(synthetic("synthetic_1920x1080", 1920, 1080, 1));
   images.push_back(synthetic("synthetic_3840x2160", 3840, 2160, 2));
+  auto selected = [](const std::vector<std::string>& subs, const std::string& name) {
+    if (subs.empty()) return true;
+    for (const std::string& s : subs)
+      if (name.find(s) != std::string::npos) return true;
+    return false;
+  };
+  images.erase(std::remove_if(images.begin(), images.end(),
+                              [&](const Image& im) { return !selected(only_images, im.name); }),
+               images.end());
+  if (images.empty()) {
+    std::fprintf(stderr, "canny-bench-gpu: no image matches --image\n");
+    return kExitUsage;
+  }
 
   int dev = 0;
   cudaDeviceProp prop{};
@@ -109,6 +128,7 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> work(canny::workspace_bytes_ref(im.w, im.h)), ref(n), got(n);
     std::vector<canny::ThresholdPair> ref_pairs(np), got_pairs(np);
     for (const Config& c : configs) {
+      if (!selected(only_configs, c.name)) continue;
       std::vector<canny::CandidatePair> cands(size_t(canny::make_candidate_set(c.step, nullptr, 0)));
       canny::make_candidate_set(c.step, cands.data(), int(cands.size()));
       canny::Options opt;
