@@ -2,12 +2,14 @@
 # Collects the built GPU tests and benchmarks into one folder that can be copied to a GPU machine,
 # with run.sh, which runs them all there and writes the logs. See README "GPU machine".
 # Also the host programs the GPU benchmarks drive (x264 builds, gpuec-clip) when a build has them, and
-# the benchmark scripts (tools/bench-cavlcu.sh, tools/plot-cavlcu.py).
+# the benchmark scripts (tools/bench-cavlcu.sh, tools/plot-cavlcu.py, tools/bench-ffmpeg-gudcanny.sh).
+# With --ffmpeg, also our ffmpeg and its test script (tests/ffmpeg) with what its cases need, run by run.sh.
 set -euo pipefail
 
 usage() {
   cat <<USAGE
 usage: tools/gpu-bundle.sh [--build-dir DIR] [--out DIR] [--data PATH]... [--only NAME]... [--tools-build DIR]
+                          [--ffmpeg FFMPEG [--ffmpeg-cases "CASE..."]]
   --build-dir DIR    a CUDA build (default: build-cuda); its device-targets.txt lists what to take
   --out DIR          the bundle folder (default: gpu-bundle, git-ignored); emptied first
   --data PATH        a file or folder the programs read, copied to OUT/data (repeatable); the programs
@@ -17,12 +19,21 @@ usage: tools/gpu-bundle.sh [--build-dir DIR] [--out DIR] [--data PATH]... [--onl
                      DIR/plugin/x264/{stock,patched,timed}/x264 and DIR/sequences/gpuec-clip that exist go
                      to OUT/host/x264-{stock,patched,timed} and OUT/host/gpuec-clip, with gpuec-clip's shared
                      libraries other than the C and C++ runtime (libjpeg) in OUT/host/lib
+  --ffmpeg FFMPEG    our ffmpeg (BUILD/plugin/ffmpeg/ffmpeg) to OUT/ffmpeg/, with tests/ffmpeg/ffmpeg_test.py,
+                     its references and the clips its cases read (SHARED/sequences/foreman_{qcif,cif}.y4m.xz
+                     to OUT/data/sequences; SHARED: GPUEC_SHARED_DIR, else the build's setting); run.sh runs
+                     the cases below with it
+  --ffmpeg-cases C   the ffmpeg_test.py cases run.sh runs (default: "$ffmpeg_cases"); a case that
+                     exits 77 (skipped: no usable CUDA device) counts as failed there
 Then on the GPU machine: bash OUT/run.sh [LOGDIR]   (LOGDIR defaults to \$OUT or OUT/logs)
                     and: bash OUT/bench-cavlcu.sh OUTDIR   (needs --only/--tools-build as above)
+                    and: bash OUT/bench-ffmpeg-gudcanny.sh --ffmpeg OUT/ffmpeg/ffmpeg --clip CLIP.y4m ...
+                         (see its --help; the clip from OUT/host/gpuec-clip, GPUEC_SHARED_DIR=OUT/data)
 USAGE
 }
 
 build=build-cuda out=gpu-bundle data=() only=() tools_build=""
+ffmpeg="" ffmpeg_cases="cuda framemd5 delay roi bad-options"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -30,6 +41,8 @@ while [ $# -gt 0 ]; do
     --data) data+=("$2"); shift 2 ;;
     --only) only+=("$2"); shift 2 ;;
     --tools-build) tools_build=$2; shift 2 ;;
+    --ffmpeg) ffmpeg=$2; shift 2 ;;
+    --ffmpeg-cases) ffmpeg_cases=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gpu-bundle: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
   esac
@@ -41,6 +54,17 @@ for name in "${only[@]}"; do
   grep -q "/$name\$" "$list" || { echo "gpu-bundle: --only $name: not in $list" >&2; exit 2; }
 done
 tools_build=${tools_build:-$build}
+here=$(dirname "$0")
+# The shared data folder: GPUEC_SHARED_DIR, else the build's CMake setting, else ../shared.
+shared=${GPUEC_SHARED_DIR:-$(sed -n 's/^GPUEC_SHARED_DIR:PATH=//p' "$build/CMakeCache.txt" 2>/dev/null)}
+shared=${shared:-$here/../../shared}
+if [ -n "$ffmpeg" ]; then
+  [ -x "$ffmpeg" ] || { echo "gpu-bundle: --ffmpeg $ffmpeg is not an executable (target ffmpeg_build)" >&2; exit 2; }
+  for clip in foreman_qcif foreman_cif; do
+    [ -f "$shared/sequences/$clip.y4m.xz" ] ||
+      { echo "gpu-bundle: $shared/sequences/$clip.y4m.xz not found (set GPUEC_SHARED_DIR)" >&2; exit 2; }
+  done
+fi
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/data"
@@ -64,9 +88,17 @@ copy_libs() {  # exe dest
 }
 for exe in "$out"/bin/*; do copy_libs "$exe" "$out/lib"; done
 for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
-here=$(dirname "$0")
 cp "$here/gpu-run.sh" "$out/run.sh"
-cp "$here/bench-cavlcu.sh" "$here/plot-cavlcu.py" "$out/"
+cp "$here/bench-cavlcu.sh" "$here/plot-cavlcu.py" "$here/bench-ffmpeg-gudcanny.sh" "$out/"
+if [ -n "$ffmpeg" ]; then
+  mkdir -p "$out/ffmpeg" "$out/data/sequences"
+  cp "$ffmpeg" "$out/ffmpeg/ffmpeg"
+  cp "$here/../tests/ffmpeg/ffmpeg_test.py" "$out/ffmpeg/"
+  cp -a "$here/../tests/ffmpeg/ref" "$out/ffmpeg/ref"
+  cp "$shared/sequences/foreman_qcif.y4m.xz" "$shared/sequences/foreman_cif.y4m.xz" "$out/data/sequences/"
+  echo "$ffmpeg_cases" >"$out/ffmpeg/cases"
+  copy_libs "$ffmpeg" "$out/lib"
+fi
 
 host=()
 for kind in stock patched timed; do
@@ -84,4 +116,5 @@ if [ -x "$clip" ]; then
   host+=(gpuec-clip)
   copy_libs "$clip" "$out/host/lib"  # the C and C++ runtimes are there: the tests need them
 fi
+[ -z "$ffmpeg" ] || host+=("ffmpeg (cases: $ffmpeg_cases)")
 echo "gpu-bundle: $(ls "$out/bin" | wc -l) programs${host[*]:+, host: ${host[*]}}, $(du -sh "$out" | cut -f1) in $out"

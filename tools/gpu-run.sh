@@ -2,6 +2,8 @@
 # Runs every program of a GPU bundle (made by tools/gpu-bundle.sh) on a machine with a GPU:
 #   *_test   GoogleTest binaries: plain run, then compute-sanitizer memcheck and racecheck
 #   *bench*  benchmarks: plain run
+#   ffmpeg/  (gpu-bundle.sh --ffmpeg) the cases of ffmpeg_test.py listed in ffmpeg/cases with our ffmpeg; exit
+#            77 (skipped: no usable CUDA device) counts as failed here
 # Logs and JUnit XML go to LOGDIR (argument, else $OUT, else BUNDLE/logs); the last line is
 # 'N passed, M failed'. Exit status 0 only if everything passed.
 set -u
@@ -48,5 +50,17 @@ for exe in "$here"/bin/*; do
       ;;
   esac
 done
+if [ -x "$here/ffmpeg/ffmpeg" ]; then
+  if command -v python3 >/dev/null; then
+    for case in $(cat "$here/ffmpeg/cases"); do
+      python3 "$here/ffmpeg/ffmpeg_test.py" --ffmpeg "$here/ffmpeg/ffmpeg" --ref-dir "$here/ffmpeg/ref" \
+        "$case" >"$logs/ffmpeg.$case.log" 2>&1
+      record "ffmpeg_test.py $case" $?
+      grep -E '^(FAIL|skipped)|passed$|failed$' "$logs/ffmpeg.$case.log" | sed 's/^/    /'
+    done
+  else
+    record "ffmpeg_test.py (no python3 on this machine)" 1
+  fi
+fi
 echo "$pass passed, $fail failed" | tee -a "$summary"
 [ "$fail" -eq 0 ]

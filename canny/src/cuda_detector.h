@@ -1,5 +1,6 @@
-// The cuda backend of gudcanny.h: buffers, stream and one detect_edges_cuda per frame (cuda/gudcanny_ctx.cu).
-// Host C++ only; in builds without CUDA, create() (cuda_detector_none.cpp) says why not.
+// The cuda backend of gudcanny.h: buffers, stream and detect_edges_cuda per frame (cuda/gudcanny_ctx.cu).
+// Host C++ only; in builds without CUDA, available() and create() (cuda_detector_none.cpp) say why not;
+// cuda_detector_fake.cpp is a CPU stand-in for the tests of gudcanny_c.cpp's cuda paths.
 #pragma once
 
 #include <cstdint>
@@ -7,23 +8,42 @@
 #include <string>
 
 #include "canny/canny.h"
+#include "gpu/device.h"
 
 namespace canny {
 
+// Whether CUDA device `device` can be used: gpu::device_count's answer, with its reason in *why when not.
+inline bool cuda_device_usable(int device, std::string* why) {
+  const int count = gpu::device_count(why);
+  if (count > 0 && device >= count)
+    *why = "CUDA device " + std::to_string(device) + " asked for, " + std::to_string(count) + " present";
+  return count > device;
+}
+
+// `slots` frames can be in flight at once, one per slot: each slot has pinned host buffers (source, edge
+// map, pairs) and an event; the device buffers and the workspace are shared, which is safe because every
+// slot's work runs on the one stream of the detector, in launch order.
 class CudaDetector {
  public:
-  // Device `device` (a valid ordinal), frames of width x height. nullptr with the reason in *why.
-  static std::unique_ptr<CudaDetector> create(int width, int height, int device, std::string* why);
-  virtual ~CudaDetector() = default;
+  // Whether create() can be tried on device `device` (cuda_device_usable; in builds without CUDA: no, and
+  // why). false with the reason in *why.
+  static bool available(int device, std::string* why);
+  // Device `device` (a valid ordinal), frames of width x height, slots >= 1. nullptr with the reason in *why.
+  static std::unique_ptr<CudaDetector> create(int width, int height, int device, int slots, std::string* why);
+  virtual ~CudaDetector() = default;  // waits for the stream
 
-  // Pinned host plane of width * height bytes (pitch = width): the caller writes the source here.
-  virtual uint8_t* source() = 0;
-  // Uploads source(), runs detect_edges_cuda with `options` (its candidates a host array) and downloads
-  // the results into edges() (width * height, pitch = width) and pairs() (strip_count(width) entries);
-  // waits for the stream. false with the reason (a CUDA error) in *why.
-  virtual bool run(const Options& options, std::string* why) = 0;
-  virtual const uint8_t* edges() const = 0;
-  virtual const ThresholdPair* pairs() const = 0;
+  // Pinned host plane of slot `slot`, width * height bytes (pitch = width): the caller writes the source
+  // here before launch(slot); it stays as written until the next launch of that slot.
+  virtual uint8_t* source(int slot) = 0;
+  // Enqueues the upload of source(slot), detect_edges_cuda with `options` (its candidates a host array),
+  // the downloads into edges(slot) and pairs(slot), and the slot's event; does not wait. false with the
+  // reason (a CUDA error) in *why.
+  virtual bool launch(int slot, const Options& options, std::string* why) = 0;
+  // Waits for the slot's event: then edges(slot) (width * height, pitch = width) and pairs(slot)
+  // (strip_count(width) entries) hold the results of its last launch. false with the reason in *why.
+  virtual bool wait(int slot, std::string* why) = 0;
+  virtual const uint8_t* edges(int slot) const = 0;
+  virtual const ThresholdPair* pairs(int slot) const = 0;
 };
 
 }  // namespace canny

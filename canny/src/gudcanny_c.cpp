@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -12,23 +13,29 @@
 
 #include "canny/canny.h"
 #include "cuda_detector.h"
-#include "gpu/device.h"
 
 struct gudcanny_ctx {
   int width = 0, height = 0;
   int backend = GUDCANNY_BACKEND_CPU;  // in use now
+  int depth = 0;                       // frames that may be in flight (gudcanny_submit)
   canny::Options options;
   std::vector<canny::CandidatePair> candidates;
-  std::vector<canny::ThresholdPair> pairs;  // cpu backend output
-  std::vector<uint8_t> work;                // detect_edges_ref workspace (cpu backend, or after a fallback)
-  std::vector<uint8_t> staging_in;          // width * height each: a bottom-up plane and edge map
-  std::vector<uint8_t> staging_out;         // on the cpu backend
-  std::unique_ptr<canny::CudaDetector> cuda;
+  std::vector<canny::ThresholdPair> pairs;    // cpu backend output
+  std::vector<uint8_t> work;                  // detect_edges_ref workspace (cpu backend, or after a fallback)
+  std::vector<uint8_t> staging_in;            // width * height each: a bottom-up plane and edge map
+  std::vector<uint8_t> staging_out;           // on the cpu backend
+  std::vector<std::vector<uint8_t>> planes;   // cpu backend: the plane of each slot's frame in flight
+  std::unique_ptr<canny::CudaDetector> cuda;  // slots 0..depth-1: gudcanny_submit's; slot depth: gudcanny_detect's
+  int head = 0, pending = 0;                  // the oldest slot in flight; frames in flight
+  long long frames = 0;                       // frames taken (detect and submit), for the forced failures
+  std::vector<long long> slot_frame;          // the frame each cuda slot holds
+  long long fail_at_wait = -1, fail_at_launch = -1;  // GPUEC_GUDCANNY_FAIL_AT_FRAME, _AT_SUBMIT
 };
 
 namespace {
 
 constexpr int kMbSize = 16;
+constexpr int kMaxDepth = 16;
 
 void set_error(char* err, size_t err_size, const std::string& message) {
   if (!err || err_size == 0) return;
@@ -51,10 +58,12 @@ void copy_plane(uint8_t* dst, ptrdiff_t dst_pitch, const uint8_t* src, ptrdiff_t
 
 // Allocates the cpu backend's buffers (once; also when the cuda backend falls back).
 int prepare_cpu(gudcanny_ctx* c, std::string* why) {
+  const size_t n = size_t(c->width) * c->height;
   try {
     if (c->work.empty()) c->work.resize(canny::workspace_bytes_ref(c->width, c->height));
-    if (c->staging_in.empty()) c->staging_in.resize(size_t(c->width) * c->height);
-    if (c->staging_out.empty()) c->staging_out.resize(size_t(c->width) * c->height);
+    if (c->staging_in.empty()) c->staging_in.resize(n);
+    if (c->staging_out.empty()) c->staging_out.resize(n);
+    if (c->planes.empty()) c->planes.assign(size_t(c->depth), std::vector<uint8_t>(n));
   } catch (const std::bad_alloc&) {
     *why = "out of memory for the cpu workspace (" + std::to_string(c->width) + "x" + std::to_string(c->height) + ")";
     return GUDCANNY_ENOMEM;
@@ -62,10 +71,33 @@ int prepare_cpu(gudcanny_ctx* c, std::string* why) {
   return GUDCANNY_OK;
 }
 
+long long env_frame(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  return (*end == '\0' && n >= 0) ? n : -1;
+}
+
+// Writes a width x height edge map (rows of 0 or 255) into out as `how` says.
+void write_map(uint8_t* out, ptrdiff_t out_pitch, const uint8_t* map, ptrdiff_t map_pitch, int width, int height,
+               int how) {
+  if (how == GUDCANNY_OUT_MAP) {
+    copy_plane(out, out_pitch, map, map_pitch, width, height);
+    return;
+  }
+  for (int y = 0; y < height; ++y) {  // 255 | v = 255, 0 | v = v: no branch, vectorized
+    uint8_t* __restrict d = out + y * out_pitch;
+    const uint8_t* __restrict e = map + y * map_pitch;
+    for (int x = 0; x < width; ++x) d[x] |= e[x];
+  }
+}
+
 // detect_edges_ref takes int pitches >= width; other planes go through the staging planes.
 bool direct_pitch(ptrdiff_t pitch) { return pitch > 0 && pitch <= INT_MAX; }
 
-int detect_cpu(gudcanny_ctx* c, const uint8_t* plane, ptrdiff_t pitch, uint8_t* out, ptrdiff_t out_pitch,
+// detect_edges_ref of one plane; the map is written into out as `how` says (out may be null: dropped).
+int detect_cpu(gudcanny_ctx* c, const uint8_t* plane, ptrdiff_t pitch, uint8_t* out, ptrdiff_t out_pitch, int how,
                std::string* why) {
   const uint8_t* src = plane;
   int src_pitch = int(pitch);
@@ -74,16 +106,60 @@ int detect_cpu(gudcanny_ctx* c, const uint8_t* plane, ptrdiff_t pitch, uint8_t* 
     src = c->staging_in.data();
     src_pitch = c->width;
   }
-  uint8_t* dst = direct_pitch(out_pitch) ? out : c->staging_out.data();
-  const int dst_pitch = direct_pitch(out_pitch) ? int(out_pitch) : c->width;
+  const bool direct = out && how == GUDCANNY_OUT_MAP && direct_pitch(out_pitch);
+  uint8_t* dst = direct ? out : c->staging_out.data();
+  const int dst_pitch = direct ? int(out_pitch) : c->width;
   const int rc = canny::detect_edges_ref(src, c->width, c->height, src_pitch, c->options, dst, dst_pitch,
                                          c->pairs.data(), c->work.data(), c->work.size());
   if (rc != canny::kOk) {
     *why = "detect_edges_ref failed with status " + std::to_string(rc);
     return GUDCANNY_EINVAL;
   }
-  if (dst != out) copy_plane(out, out_pitch, dst, c->width, c->width, c->height);
+  if (out && dst != out) write_map(out, out_pitch, dst, c->width, c->width, c->height, how);
   return GUDCANNY_OK;
+}
+
+void copy_pairs(gudcanny_pair* out, const canny::ThresholdPair* chosen, size_t n) {
+  if (out)
+    for (size_t i = 0; i < n; ++i) out[i] = {chosen[i].low, chosen[i].high, chosen[i].found};
+}
+
+// The cuda backend failed: keep the planes of the frames in flight (from the pinned slots) for the cpu
+// backend, drop the cuda backend for good. *why gets the report.
+int fall_back(gudcanny_ctx* c, std::string* why) {
+  *why = "the cuda backend failed (" + *why + "); the cpu backend detects edges from here on, the output is unchanged";
+  std::string cpu_why;
+  const int rc = prepare_cpu(c, &cpu_why);
+  if (rc == GUDCANNY_OK) {
+    for (int k = 0; k < c->pending; ++k) {
+      const int slot = (c->head + k) % c->depth;
+      std::memcpy(c->planes[size_t(slot)].data(), c->cuda->source(slot), size_t(c->width) * c->height);
+    }
+  } else {
+    *why += "; then: " + cpu_why + " (" + std::to_string(c->pending) + " frames in flight lost)";
+    c->head = c->pending = 0;
+  }
+  c->cuda.reset();
+  c->backend = GUDCANNY_BACKEND_CPU;
+  return rc;
+}
+
+// The cuda backend's launch of `slot` and the wait for it, with the forced failures.
+bool launch_cuda(gudcanny_ctx* c, int slot, long long frame, std::string* why) {
+  c->slot_frame[size_t(slot)] = frame;
+  if (frame == c->fail_at_launch) {
+    *why = "failure forced by GPUEC_GUDCANNY_FAIL_AT_SUBMIT=" + std::to_string(frame);
+    return false;
+  }
+  return c->cuda->launch(slot, c->options, why);
+}
+
+bool wait_cuda(gudcanny_ctx* c, int slot, std::string* why) {
+  if (c->slot_frame[size_t(slot)] == c->fail_at_wait) {
+    *why = "failure forced by GPUEC_GUDCANNY_FAIL_AT_FRAME=" + std::to_string(c->fail_at_wait);
+    return false;
+  }
+  return c->cuda->wait(slot, why);
 }
 
 int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
@@ -118,6 +194,10 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
     *why = "device must be >= 0";
     return GUDCANNY_EINVAL;
   }
+  if (cfg->depth < 1 || cfg->depth > kMaxDepth) {
+    *why = "depth must be in [1, " + std::to_string(kMaxDepth) + "]";
+    return GUDCANNY_EINVAL;
+  }
 
   std::unique_ptr<gudcanny_ctx> c(new (std::nothrow) gudcanny_ctx);
   if (!c) {
@@ -126,10 +206,14 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
   }
   c->width = cfg->width;
   c->height = cfg->height;
+  c->depth = cfg->depth;
+  c->fail_at_wait = env_frame("GPUEC_GUDCANNY_FAIL_AT_FRAME");
+  c->fail_at_launch = env_frame("GPUEC_GUDCANNY_FAIL_AT_SUBMIT");
   try {
     c->candidates.resize(size_t(canny::make_candidate_set(cfg->step, nullptr, 0)));
     canny::make_candidate_set(cfg->step, c->candidates.data(), int(c->candidates.size()));
     c->pairs.resize(size_t(canny::strip_count(cfg->width)));
+    c->slot_frame.assign(size_t(cfg->depth) + 1, -1);
   } catch (const std::bad_alloc&) {
     *why = "out of memory";
     return GUDCANNY_ENOMEM;
@@ -141,11 +225,8 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
 
   if (cfg->backend != GUDCANNY_BACKEND_CPU) {
     std::string reason;
-    const int count = gpu::device_count(&reason);
-    if (count > 0 && cfg->device >= count)
-      reason = "CUDA device " + std::to_string(cfg->device) + " asked for, " + std::to_string(count) + " present";
-    if (count > cfg->device) {
-      c->cuda = canny::CudaDetector::create(cfg->width, cfg->height, cfg->device, &reason);
+    if (canny::CudaDetector::available(cfg->device, &reason)) {
+      c->cuda = canny::CudaDetector::create(cfg->width, cfg->height, cfg->device, cfg->depth + 1, &reason);
       if (!c->cuda && cfg->backend == GUDCANNY_BACKEND_CUDA) {
         *why = "cuda backend: " + reason;
         return GUDCANNY_EBACKEND;
@@ -178,6 +259,7 @@ void gudcanny_config_default(gudcanny_config* config, int width, int height) {
   config->sigma = 1.0f;
   config->step = 3;
   config->thresholds = GUDCANNY_STRIP;
+  config->depth = 2;
 }
 
 int gudcanny_create(const gudcanny_config* config, gudcanny_ctx** ctx, char* err, size_t err_size) {
@@ -220,34 +302,132 @@ int gudcanny_detect(gudcanny_ctx* ctx, const uint8_t* plane, ptrdiff_t pitch, ui
     set_error(err, err_size, "pitch smaller than the width " + std::to_string(ctx->width));
     return GUDCANNY_EINVAL;
   }
+  const long long frame = ctx->frames++;
   int status = GUDCANNY_OK;
   const canny::ThresholdPair* chosen = ctx->pairs.data();
   if (ctx->cuda) {
-    copy_plane(ctx->cuda->source(), ctx->width, plane, pitch, ctx->width, ctx->height);
-    if (ctx->cuda->run(ctx->options, &why)) {
-      copy_plane(out, out_pitch, ctx->cuda->edges(), ctx->width, ctx->width, ctx->height);
-      chosen = ctx->cuda->pairs();
+    const int slot = ctx->depth;  // gudcanny_detect's own slot: the frames in flight keep theirs
+    copy_plane(ctx->cuda->source(slot), ctx->width, plane, pitch, ctx->width, ctx->height);
+    if (launch_cuda(ctx, slot, frame, &why) && wait_cuda(ctx, slot, &why)) {
+      copy_plane(out, out_pitch, ctx->cuda->edges(slot), ctx->width, ctx->width, ctx->height);
+      chosen = ctx->cuda->pairs(slot);
     } else {  // one report, then the cpu for good: same output
-      ctx->cuda.reset();
-      ctx->backend = GUDCANNY_BACKEND_CPU;
       status = GUDCANNY_FELL_BACK;
-      why = "the cuda backend failed (" + why + "); the cpu backend detects edges from here on, the output is unchanged";
+      const int rc = fall_back(ctx, &why);
+      if (rc != GUDCANNY_OK) {
+        set_error(err, err_size, why);
+        return rc;
+      }
     }
   }
   if (!ctx->cuda) {
     std::string cpu_why;
     int rc = prepare_cpu(ctx, &cpu_why);
-    if (rc == GUDCANNY_OK) rc = detect_cpu(ctx, plane, pitch, out, out_pitch, &cpu_why);
+    if (rc == GUDCANNY_OK) rc = detect_cpu(ctx, plane, pitch, out, out_pitch, GUDCANNY_OUT_MAP, &cpu_why);
     if (rc != GUDCANNY_OK) {
       set_error(err, err_size, status == GUDCANNY_FELL_BACK ? why + "; then: " + cpu_why : cpu_why);
       return rc;
     }
   }
-  if (pairs)
-    for (size_t i = 0; i < ctx->pairs.size(); ++i) pairs[i] = {chosen[i].low, chosen[i].high, chosen[i].found};
+  copy_pairs(pairs, chosen, ctx->pairs.size());
   set_error(err, err_size, why);
   return status;
 }
+
+int gudcanny_submit(gudcanny_ctx* ctx, const uint8_t* plane, ptrdiff_t pitch, char* err, size_t err_size) {
+  if (!ctx || !plane) {
+    set_error(err, err_size, "null argument");
+    return GUDCANNY_EINVAL;
+  }
+  if (magnitude(pitch) < ctx->width) {
+    set_error(err, err_size, "pitch smaller than the width " + std::to_string(ctx->width));
+    return GUDCANNY_EINVAL;
+  }
+  if (ctx->pending == ctx->depth) {
+    set_error(err, err_size, std::to_string(ctx->pending) + " frames in flight (depth " + std::to_string(ctx->depth) +
+                                 "): receive one before submitting another");
+    return GUDCANNY_EAGAIN;
+  }
+  const long long frame = ctx->frames++;
+  const int slot = (ctx->head + ctx->pending) % ctx->depth;
+  std::string why;
+  int status = GUDCANNY_OK;
+  if (ctx->cuda) {
+    copy_plane(ctx->cuda->source(slot), ctx->width, plane, pitch, ctx->width, ctx->height);
+    ++ctx->pending;  // in flight from here on, also when it falls back below
+    if (!launch_cuda(ctx, slot, frame, &why)) {
+      status = GUDCANNY_FELL_BACK;
+      const int rc = fall_back(ctx, &why);
+      set_error(err, err_size, why);
+      return rc == GUDCANNY_OK ? status : rc;
+    }
+  } else {
+    std::string cpu_why;
+    const int rc = prepare_cpu(ctx, &cpu_why);
+    if (rc != GUDCANNY_OK) {
+      set_error(err, err_size, cpu_why);
+      return rc;
+    }
+    copy_plane(ctx->planes[size_t(slot)].data(), ctx->width, plane, pitch, ctx->width, ctx->height);
+    ++ctx->pending;
+  }
+  set_error(err, err_size, why);
+  return status;
+}
+
+int gudcanny_receive(gudcanny_ctx* ctx, uint8_t* out, ptrdiff_t out_pitch, int how, gudcanny_pair* pairs, char* err,
+                     size_t err_size) {
+  if (!ctx) {
+    set_error(err, err_size, "null argument");
+    return GUDCANNY_EINVAL;
+  }
+  if (how != GUDCANNY_OUT_MAP && how != GUDCANNY_OUT_MARK) {
+    set_error(err, err_size, "how must be GUDCANNY_OUT_MAP or GUDCANNY_OUT_MARK");
+    return GUDCANNY_EINVAL;
+  }
+  if (out && magnitude(out_pitch) < ctx->width) {
+    set_error(err, err_size, "pitch smaller than the width " + std::to_string(ctx->width));
+    return GUDCANNY_EINVAL;
+  }
+  if (ctx->pending == 0) {
+    set_error(err, err_size, "no frame in flight: submit one first");
+    return GUDCANNY_EAGAIN;
+  }
+  const int slot = ctx->head;
+  std::string why;
+  int status = GUDCANNY_OK;
+  if (ctx->cuda) {
+    if (wait_cuda(ctx, slot, &why)) {
+      if (out) write_map(out, out_pitch, ctx->cuda->edges(slot), ctx->width, ctx->width, ctx->height, how);
+      copy_pairs(pairs, ctx->cuda->pairs(slot), ctx->pairs.size());
+      ctx->head = (ctx->head + 1) % ctx->depth;
+      --ctx->pending;
+      set_error(err, err_size, "");
+      return GUDCANNY_OK;
+    }
+    status = GUDCANNY_FELL_BACK;
+    const int rc = fall_back(ctx, &why);  // the planes in flight move to the cpu slots
+    if (rc != GUDCANNY_OK) {
+      set_error(err, err_size, why);
+      return rc;
+    }
+  }
+  std::string cpu_why;
+  int rc = prepare_cpu(ctx, &cpu_why);
+  if (rc == GUDCANNY_OK)
+    rc = detect_cpu(ctx, ctx->planes[size_t(slot)].data(), ctx->width, out, out_pitch, how, &cpu_why);
+  ctx->head = (ctx->head + 1) % ctx->depth;
+  --ctx->pending;
+  if (rc != GUDCANNY_OK) {
+    set_error(err, err_size, status == GUDCANNY_FELL_BACK ? why + "; then: " + cpu_why : cpu_why);
+    return rc;
+  }
+  copy_pairs(pairs, ctx->pairs.data(), ctx->pairs.size());
+  set_error(err, err_size, why);
+  return status;
+}
+
+int gudcanny_pending(const gudcanny_ctx* ctx) { return ctx ? ctx->pending : 0; }
 
 int gudcanny_roi_capacity(int width, int height) {
   if (!valid_size(width, height)) return 0;
@@ -260,28 +440,41 @@ int gudcanny_roi_regions(const uint8_t* edges, ptrdiff_t pitch, int width, int h
   if (!edges || !valid_size(width, height) || magnitude(pitch) < width || !(density >= 0.0 && density <= 1.0) ||
       capacity < 0 || (capacity > 0 && !out))
     return GUDCANNY_EINVAL;
-  const int mbw = (width + kMbSize - 1) / kMbSize, mbh = (height + kMbSize - 1) / kMbSize;
+  const int mbh = (height + kMbSize - 1) / kMbSize;
+  // Edge pixels per column of a macroblock row (at most 16: a byte), for kChunk columns at a time: the
+  // column loop is a byte compare-and-subtract the compiler vectorizes; no allocation.
+  constexpr int kChunk = 4096;
+  static_assert(kChunk % kMbSize == 0, "a macroblock never straddles two chunks");
+  uint8_t column[kChunk];
   int n = 0;
   for (int my = 0; my < mbh; ++my) {
     const int y0 = my * kMbSize, y1 = std::min(height, y0 + kMbSize);
     int run_start = -1;  // first macroblock of the open run
-    for (int mx = 0; mx <= mbw; ++mx) {
-      bool selected = false;
-      if (mx < mbw) {
-        const int x0 = mx * kMbSize, x1 = std::min(width, x0 + kMbSize);
+    for (int c0 = 0; c0 < width; c0 += kChunk) {
+      const int cw = std::min(kChunk, width - c0);
+      std::memset(column, 0, size_t(cw));
+      for (int y = y0; y < y1; ++y) {
+        const uint8_t* __restrict row = edges + y * pitch + c0;
+        uint8_t* __restrict col = column;
+        for (int x = 0; x < cw; ++x) col[x] = uint8_t(col[x] + (row[x] != 0));
+      }
+      for (int x0 = 0; x0 < cw; x0 += kMbSize) {
+        const int x1 = std::min(cw, x0 + kMbSize);
         int count = 0;
-        for (int y = y0; y < y1; ++y) {
-          const uint8_t* row = edges + y * pitch;
-          for (int x = x0; x < x1; ++x) count += row[x] != 0;
+        for (int x = x0; x < x1; ++x) count += column[x];
+        const int mx = (c0 + x0) / kMbSize;
+        const bool selected = count > 0 && double(count) >= density * double((x1 - x0) * (y1 - y0));
+        if (selected && run_start < 0) run_start = mx;
+        if (!selected && run_start >= 0) {
+          if (n < capacity) out[n] = {run_start * kMbSize, y0, mx * kMbSize, y1};
+          ++n;
+          run_start = -1;
         }
-        selected = count > 0 && double(count) >= density * double((x1 - x0) * (y1 - y0));
       }
-      if (selected && run_start < 0) run_start = mx;
-      if (!selected && run_start >= 0) {
-        if (n < capacity) out[n] = {run_start * kMbSize, y0, std::min(width, mx * kMbSize), y1};
-        ++n;
-        run_start = -1;
-      }
+    }
+    if (run_start >= 0) {  // a run up to the right border
+      if (n < capacity) out[n] = {run_start * kMbSize, y0, width, y1};
+      ++n;
     }
   }
   return n;

@@ -17,7 +17,11 @@ CASE (each one CTest test, tests/ffmpeg/CMakeLists.txt):
                sliced threads), the stage says it ran, the stream decodes with -err_detect explode
   bad-params   a gpu-entropy / gpu-device value or key x264 refuses is fatal; other keys only warn
   bad-options  filter options out of range or unknown fail; valid ones work
-  cuda         backend=cuda gives the reference bytes; exit 77 (skipped) without a usable CUDA device
+  delay        the filter holds one frame (asynchronous detection): -frames:v N gives the first N frames of
+               the whole run, a clip of one frame gives its frame, frames the timeline (enable=) disables
+               pass unchanged and in order, for the three modes
+  cuda         backend=cuda gives the reference bytes, and the cpu backend's frames in overlay and roi mode
+               and with -frames:v; exit 77 (skipped) without a usable CUDA device
 Clips: GPUEC_SEQUENCES or GPUEC_SHARED_DIR/sequences (default ../shared next to the repository;
 foreman_qcif.y4m.xz, foreman_cif.y4m.xz); exit 77 when they are missing. Exit 0 pass, 1 fail, 2 usage.
 """
@@ -403,6 +407,45 @@ def case_bad_options(env):
           "ffmpeg -h filter=gudcanny documents every option and when libx264 ignores ROI")
 
 
+def md5_lines(stdout):
+    """The per-frame lines of a framemd5 output (comments dropped)."""
+    return [l for l in stdout.decode().splitlines() if l and not l.startswith("#")]
+
+
+def case_delay(env):
+    clip = env.clip("foreman_qcif")[0]
+    one = env.path("one_frame.y4m")
+    with open(clip, "rb") as f:
+        header = f.readline()
+        w, h = env.clip("foreman_qcif")[1:]
+        frame = f.read(len(b"FRAME\n") + w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2))
+    with open(one, "wb") as f:
+        f.write(header + frame)
+    plain = md5_lines(env.ff("-i", clip, "-bitexact", "-f", "framemd5", "-").stdout)
+    for graph in ("gudcanny", "gudcanny=mode=overlay", "gudcanny=mode=roi,showinfo", "vflip,gudcanny=mode=overlay"):
+        full = env.ff("-i", clip, "-vf", graph, "-bitexact", "-f", "framemd5", "-")
+        lines = md5_lines(full.stdout)
+        if not check(full.returncode == 0 and len(lines) == FRAMES, f"{graph}: {len(lines)} frames of {FRAMES}"):
+            print(tail(full.stderr))
+            continue
+        for n in range(1, FRAMES):
+            r = env.ff("-i", clip, "-vf", graph, "-frames:v", str(n), "-bitexact", "-f", "framemd5", "-")
+            check(r.returncode == 0 and md5_lines(r.stdout) == lines[:n],
+                  f"{graph} -frames:v {n}: the first {n} frames of the whole run")
+        r = env.ff("-i", one, "-vf", graph, "-bitexact", "-f", "framemd5", "-")
+        check(r.returncode == 0 and md5_lines(r.stdout) == lines[:1], f"{graph}: a clip of one frame gives that frame")
+        # Timeline: frames 1 and 3 filtered, the others as they came in (after vflip: the flipped frames).
+        base = graph.split(",")[0] if not graph.startswith("vflip") else graph.split(",")[1]
+        pre = "vflip," if graph.startswith("vflip") else ""
+        unfiltered = plain if not pre else md5_lines(env.ff("-i", clip, "-vf", "vflip", "-bitexact", "-f", "framemd5",
+                                                            "-").stdout)
+        timed = f"{pre}{base}{':' if '=' in base else '='}enable='eq(n,1)+eq(n,3)'"
+        t = env.ff("-i", clip, "-vf", timed, "-bitexact", "-f", "framemd5", "-")
+        got = md5_lines(t.stdout)
+        want = [lines[k] if k in (1, 3) else unfiltered[k] for k in range(FRAMES)]
+        check(t.returncode == 0 and got == want, f"{timed}: frames 1 and 3 filtered, the others unchanged, in order")
+
+
 def case_cuda(env):
     r = framemd5_of(env, "gudcanny=backend=cuda", "420")
     msg = r.stderr.decode(errors="replace")
@@ -419,10 +462,24 @@ def case_cuda(env):
     ref = os.path.join(env.args.ref_dir, "edges_frame_step1_sigma07.framemd5")
     check(o.returncode == 0 and o.stdout == open(ref, "rb").read(),
           "backend=cuda strip=0 step=1 sigma=0.7 equals its cpu reference")
+    # Overlay (edges drawn from the pinned buffer), roi (regions, printed by showinfo), frame limits.
+    clip = env.clip("foreman_cif")[0]
+    for opts, extra in (("mode=overlay", []), ("mode=overlay:sigma=2", ["-frames:v", "2"]),
+                        ("mode=edges", ["-frames:v", "1"]), ("mode=roi:density=0.05", [])):
+        outs = {}
+        for backend in ("cpu", "cuda"):
+            graph = f"gudcanny=backend={backend}:{opts},showinfo"
+            outs[backend] = env.ff("-i", clip, "-vf", graph, *extra, "-bitexact", "-f", "framemd5", "-")
+        rois = {b: [l.split("] ", 1)[-1] for l in r.stderr.decode(errors="replace").splitlines() if "region:" in l]
+                for b, r in outs.items()}
+        check(all(r.returncode == 0 for r in outs.values()) and outs["cpu"].stdout == outs["cuda"].stdout and
+              rois["cpu"] == rois["cuda"],
+              f"foreman_cif {opts} {' '.join(extra)}: backend=cuda gives the cpu's frames "
+              f"({len(md5_lines(outs['cuda'].stdout))}) and regions ({len(rois['cuda'])})")
 
 
 CASES = {"framemd5": case_framemd5, "tool": case_tool, "roi": case_roi, "gpu-entropy": case_gpu_entropy,
-         "bad-params": case_bad_params, "bad-options": case_bad_options, "cuda": case_cuda}
+         "bad-params": case_bad_params, "bad-options": case_bad_options, "delay": case_delay, "cuda": case_cuda}
 
 
 def main():

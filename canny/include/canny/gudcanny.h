@@ -2,20 +2,31 @@
  * plugin/ffmpeg). Library gpuec_gudcanny (static), built with or without CUDA.
  *
  * A context is made for one frame size and one set of options and owns every buffer a frame needs:
- *   cpu:  the workspace of detect_edges_ref (canny/canny.h) and a staging plane;
- *   cuda: device buffers (source, edges, pairs, the detect_edges_cuda workspace), pinned host buffers
- *         for the source and the results, and its own non-blocking stream. gudcanny_detect copies the
- *         plane into pinned memory, uploads it once, runs detect_edges_cuda, downloads the edge map and
- *         the pairs once, and waits for the stream (the call is synchronous).
- * No allocation happens in gudcanny_detect. The edge map and the pairs are the same bit for bit on
- * both backends (the twins of canny/canny.h and canny/canny_cuda.h).
+ *   cpu:  the workspace of detect_edges_ref (canny/canny.h), staging planes, and one plane per frame
+ *         that may be in flight (config.depth);
+ *   cuda: device buffers (source, edges, pairs, the detect_edges_cuda workspace), depth + 1 slots of
+ *         pinned host buffers (source, edge map, pairs) with a CUDA event each, and its own non-blocking
+ *         stream. A frame is copied into a slot's pinned source, uploaded once, run through
+ *         detect_edges_cuda, and its edge map and pairs are downloaded once into the slot.
+ * Two ways to run a frame: gudcanny_detect (synchronous: the results are there when it returns), and
+ * gudcanny_submit / gudcanny_receive (asynchronous: up to `depth` frames in flight, so that the GPU works
+ * on frame N while the caller reads frame N+1). No allocation happens in either. The edge map and the
+ * pairs are the same bit for bit on both backends and both ways (the twins of canny/canny.h and
+ * canny/canny_cuda.h).
  *
  * Backends: GUDCANNY_BACKEND_CPU, GUDCANNY_BACKEND_CUDA (an error at create when the build has no CUDA
  * or no usable device, the message says which), GUDCANNY_BACKEND_AUTO (cuda when the build has CUDA
  * and the device can be used, else cpu; the choice is reported by gudcanny_backend). When the cuda
- * backend fails inside gudcanny_detect (a CUDA error at run time), the context switches to the cpu
- * backend for good, computes that frame on the CPU, and gudcanny_detect returns GUDCANNY_FELL_BACK
- * with the CUDA error in the message buffer: the output is still right; the caller warns once.
+ * backend fails at run time (a CUDA error in gudcanny_detect, gudcanny_submit or gudcanny_receive), the
+ * context switches to the cpu backend for good, and the call that saw the failure returns
+ * GUDCANNY_FELL_BACK with the CUDA error in the message buffer. Nothing is lost: that frame and every
+ * frame submitted and not yet received are computed on the CPU from the copies of their planes in the
+ * slots, so every output is still right; the caller warns once. Environment, to test this:
+ *   GPUEC_GUDCANNY_FAIL_AT_FRAME=N   the cuda backend of a context fails on purpose when the results of
+ *                                    its frame N are waited for (as a kernel fault would show);
+ *   GPUEC_GUDCANNY_FAIL_AT_SUBMIT=N  ... when its frame N is launched.
+ *   Frames count from 0 per context, in the order gudcanny_detect and gudcanny_submit took them; the
+ *   variables are read by gudcanny_create.
  *
  * Errors are negative return values (GUDCANNY_E*) with a NUL-terminated message in the caller's
  * buffer (may be NULL when err_size is 0); no exception crosses this interface. A context is used by
@@ -38,11 +49,13 @@ enum gudcanny_backend {
 
 enum gudcanny_status {
   GUDCANNY_OK = 0,
-  GUDCANNY_FELL_BACK = 1,      /* gudcanny_detect: the cuda backend failed, the cpu did this frame */
+  GUDCANNY_FELL_BACK = 1,      /* the cuda backend failed, the cpu does this frame and those in flight */
   GUDCANNY_EINVAL = -1,        /* bad argument (size, pitch, sigma, step, backend, null pointer) */
   GUDCANNY_ENOMEM = -2,        /* a host allocation failed */
   GUDCANNY_EUNAVAILABLE = -3,  /* cuda asked for: no CUDA in this build, or no usable device */
-  GUDCANNY_EBACKEND = -4       /* the backend failed (a CUDA error at create) */
+  GUDCANNY_EBACKEND = -4,      /* the backend failed (a CUDA error at create) */
+  GUDCANNY_EAGAIN = -5         /* gudcanny_submit: `depth` frames in flight, receive one first;
+                                  gudcanny_receive: no frame in flight */
 };
 
 /* Threshold modes: one Medina-Carnicer pair per 32-column strip (GUD-Canny) or one for the frame. */
@@ -59,6 +72,9 @@ typedef struct gudcanny_config {
   int step;          /* candidate set: values 0.01 + k * step / 100 <= 0.25, all pairs low < high;
                         1 = C_0.01 (300 pairs), 3 = C_0.03 (36 pairs); 1..24 */
   int thresholds;    /* enum gudcanny_thresholds */
+  int depth;         /* frames that may be submitted and not yet received (gudcanny_submit), 1..16;
+                        cuda: one slot of pinned buffers each (2 * width * height bytes), plus one for
+                        gudcanny_detect; cpu: one plane each. 2 overlaps one frame with the next */
 } gudcanny_config;
 
 /* The chosen pair of one strip (of the frame in GUDCANNY_FRAME mode), in hundredths; found is 1 when
@@ -74,12 +90,12 @@ typedef struct gudcanny_rect {
 
 typedef struct gudcanny_ctx gudcanny_ctx;
 
-/* Fills *config with the defaults: backend auto, device 0, sigma 1.0, step 3, strip thresholds, and
- * the given size. */
+/* Fills *config with the defaults: backend auto, device 0, sigma 1.0, step 3, strip thresholds, depth 2,
+ * and the given size. */
 void gudcanny_config_default(gudcanny_config *config, int width, int height);
 
 /* Creates a context. Returns GUDCANNY_OK and *ctx, or a negative status with *ctx = NULL and the
- * reason in err. */
+ * reason in err (GUDCANNY_EINVAL also for a depth outside 1..16). */
 int gudcanny_create(const gudcanny_config *config, gudcanny_ctx **ctx, char *err, size_t err_size);
 void gudcanny_destroy(gudcanny_ctx *ctx); /* NULL is a no-op */
 
@@ -96,6 +112,38 @@ int gudcanny_pair_count(const gudcanny_ctx *ctx);
  * Returns GUDCANNY_OK, GUDCANNY_FELL_BACK (see above; the output is valid) or a negative status. */
 int gudcanny_detect(gudcanny_ctx *ctx, const uint8_t *plane, ptrdiff_t pitch, uint8_t *out,
                     ptrdiff_t out_pitch, gudcanny_pair *pairs, char *err, size_t err_size);
+
+/* How gudcanny_receive writes the edge map into `out`. */
+enum gudcanny_out {
+  GUDCANNY_OUT_MAP = 0,  /* the edge map: 255 on edges, 0 elsewhere (as gudcanny_detect) */
+  GUDCANNY_OUT_MARK = 1  /* 255 on edges, the other bytes untouched: the edges drawn over a picture */
+};
+
+/* Asynchronous detection, in the manner of avcodec_send_packet / avcodec_receive_frame: up to
+ * config.depth frames may be submitted and not yet received; gudcanny_receive returns them in the order
+ * they were submitted. Independent of gudcanny_detect, which may be called in between.
+ *
+ * gudcanny_submit takes one plane (the layout of gudcanny_detect) and copies it into a free slot: the
+ * caller may reuse the plane as soon as the call returns. cuda: it then enqueues the upload, the kernels
+ * and the downloads on the context's stream and returns without waiting. cpu: nothing more (the edges
+ * are detected in gudcanny_receive). Returns GUDCANNY_OK, GUDCANNY_FELL_BACK (see above; the frame is
+ * taken and will come out right), GUDCANNY_EAGAIN (`depth` frames in flight; nothing taken),
+ * GUDCANNY_EINVAL (null pointers, |pitch| < width; nothing taken) or GUDCANNY_ENOMEM (a fall-back could
+ * not make the cpu workspace; the frames in flight are lost).
+ *
+ * gudcanny_receive takes the oldest frame in flight: cuda: waits for its slot's event (only that frame's
+ * work; later frames keep running) and copies its edge map out; cpu: detects its edges. out, out_pitch:
+ * as in gudcanny_detect, written as `how` says (enum gudcanny_out); out may be NULL to drop the map.
+ * pairs: gudcanny_pair_count entries, or NULL. Returns GUDCANNY_OK, GUDCANNY_FELL_BACK (the output is
+ * valid), GUDCANNY_EAGAIN (no frame in flight), GUDCANNY_EINVAL (|out_pitch| < width, bad `how`; the frame
+ * stays in flight) or GUDCANNY_ENOMEM (the cpu workspace could not be made after a fall-back; the frame
+ * is lost).
+ *
+ * gudcanny_pending: frames submitted and not yet received (0 for NULL). gudcanny_destroy drops them. */
+int gudcanny_submit(gudcanny_ctx *ctx, const uint8_t *plane, ptrdiff_t pitch, char *err, size_t err_size);
+int gudcanny_receive(gudcanny_ctx *ctx, uint8_t *out, ptrdiff_t out_pitch, int how, gudcanny_pair *pairs,
+                     char *err, size_t err_size);
+int gudcanny_pending(const gudcanny_ctx *ctx);
 
 /* Edge density per 16x16 macroblock, as regions of interest. A macroblock (the part of it inside the
  * width x height frame at the borders) is selected when it holds at least one edge pixel (value != 0)

@@ -1,10 +1,11 @@
-// The cuda backend of gudcanny.h (../cuda_detector.h): per frame one upload of the plane from pinned
-// memory, detect_edges_cuda, one download of the edge map and one of the pairs, all on the detector's
-// non-blocking stream, then one stream synchronization.
+// The cuda backend of gudcanny.h (../cuda_detector.h): per frame one upload of the plane from a slot's
+// pinned buffer, detect_edges_cuda, one download of the edge map and one of the pairs into the slot's
+// pinned buffers and the slot's event, all on the detector's non-blocking stream; waiting is separate.
 #include <cuda_runtime.h>
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "../cuda_detector.h"
 #include "canny/canny_cuda.h"
@@ -23,19 +24,23 @@ class Detector final : public CudaDetector {
     if (stream_) cudaStreamSynchronize(stream_);
     for (void* p : {static_cast<void*>(d_src_), static_cast<void*>(d_edges_), static_cast<void*>(d_pairs_), d_ws_})
       if (p) cudaFree(p);
-    for (void* p : {static_cast<void*>(h_src_), static_cast<void*>(h_edges_), static_cast<void*>(h_pairs_)})
-      if (p) cudaFreeHost(p);
+    for (Slot& s : slots_) {
+      for (void* p : {static_cast<void*>(s.src), static_cast<void*>(s.edges), static_cast<void*>(s.pairs)})
+        if (p) cudaFreeHost(p);
+      if (s.done) cudaEventDestroy(s.done);
+    }
     if (stream_) cudaStreamDestroy(stream_);
   }
 
-  bool init(int width, int height, int device, std::string* why) {
+  bool init(int width, int height, int device, int slots, std::string* why) {
     width_ = width;
     height_ = height;
     const size_t n = size_t(width) * height;
     const size_t np = size_t(strip_count(width)) * sizeof(ThresholdPair);
     ws_bytes_ = detect_edges_cuda_workspace_bytes(width, height);
-    if (ws_bytes_ == 0) {
-      *why = "frame size " + std::to_string(width) + "x" + std::to_string(height) + " not supported";
+    if (ws_bytes_ == 0 || slots < 1) {
+      *why = "frame size " + std::to_string(width) + "x" + std::to_string(height) + " or " + std::to_string(slots) +
+             " slots not supported";
       return false;
     }
     cudaError_t e;
@@ -48,39 +53,53 @@ class Detector final : public CudaDetector {
         (e = cudaMalloc(reinterpret_cast<void**>(&d_pairs_), np)) != cudaSuccess ||
         (e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess)
       return fail(why, describe(e, "cudaMalloc"));
-    if ((e = cudaMallocHost(reinterpret_cast<void**>(&h_src_), n)) != cudaSuccess ||
-        (e = cudaMallocHost(reinterpret_cast<void**>(&h_edges_), n)) != cudaSuccess ||
-        (e = cudaMallocHost(reinterpret_cast<void**>(&h_pairs_), np)) != cudaSuccess)
-      return fail(why, describe(e, "cudaMallocHost"));
+    slots_.resize(size_t(slots));
+    for (Slot& s : slots_) {
+      if ((e = cudaMallocHost(reinterpret_cast<void**>(&s.src), n)) != cudaSuccess ||
+          (e = cudaMallocHost(reinterpret_cast<void**>(&s.edges), n)) != cudaSuccess ||
+          (e = cudaMallocHost(reinterpret_cast<void**>(&s.pairs), np)) != cudaSuccess)
+        return fail(why, describe(e, "cudaMallocHost"));
+      if ((e = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming)) != cudaSuccess)
+        return fail(why, describe(e, "cudaEventCreate"));
+    }
     return true;
   }
 
-  uint8_t* source() override { return h_src_; }
-  const uint8_t* edges() const override { return h_edges_; }
-  const ThresholdPair* pairs() const override { return h_pairs_; }
+  uint8_t* source(int slot) override { return slots_[size_t(slot)].src; }
+  const uint8_t* edges(int slot) const override { return slots_[size_t(slot)].edges; }
+  const ThresholdPair* pairs(int slot) const override { return slots_[size_t(slot)].pairs; }
 
-  bool run(const Options& options, std::string* why) override {
+  bool launch(int slot, const Options& options, std::string* why) override {
+    const Slot& s = slots_[size_t(slot)];
     const size_t n = size_t(width_) * height_;
     const size_t np = size_t(strip_count(width_)) * sizeof(ThresholdPair);
     cudaError_t e;
     if ((e = cudaSetDevice(device_)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
-    if ((e = cudaMemcpyAsync(d_src_, h_src_, n, cudaMemcpyHostToDevice, stream_)) != cudaSuccess)
+    if ((e = cudaMemcpyAsync(d_src_, s.src, n, cudaMemcpyHostToDevice, stream_)) != cudaSuccess)
       return fail(why, describe(e, "cudaMemcpyAsync (plane)"));
     const gpu::CudaError ce = detect_edges_cuda(d_src_, width_, height_, width_, options, d_edges_, width_, d_pairs_,
                                                 d_ws_, ws_bytes_, stream_);
-    if (ce) {
-      *why = "detect_edges_cuda: " + ce.str();
-      cudaStreamSynchronize(stream_);
-      return false;
-    }
-    if ((e = cudaMemcpyAsync(h_edges_, d_edges_, n, cudaMemcpyDeviceToHost, stream_)) != cudaSuccess ||
-        (e = cudaMemcpyAsync(h_pairs_, d_pairs_, np, cudaMemcpyDeviceToHost, stream_)) != cudaSuccess)
+    if (ce) return fail(why, "detect_edges_cuda: " + ce.str());
+    if ((e = cudaMemcpyAsync(s.edges, d_edges_, n, cudaMemcpyDeviceToHost, stream_)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(s.pairs, d_pairs_, np, cudaMemcpyDeviceToHost, stream_)) != cudaSuccess)
       return fail(why, describe(e, "cudaMemcpyAsync (results)"));
-    if ((e = cudaStreamSynchronize(stream_)) != cudaSuccess) return fail(why, describe(e, "detect_edges_cuda"));
+    if ((e = cudaEventRecord(s.done, stream_)) != cudaSuccess) return fail(why, describe(e, "cudaEventRecord"));
     return true;
   }
 
+  bool wait(int slot, std::string* why) override {
+    const cudaError_t e = cudaEventSynchronize(slots_[size_t(slot)].done);
+    return e == cudaSuccess || fail(why, describe(e, "detect_edges_cuda"));
+  }
+
  private:
+  struct Slot {
+    uint8_t* src = nullptr;
+    uint8_t* edges = nullptr;
+    ThresholdPair* pairs = nullptr;
+    cudaEvent_t done = nullptr;
+  };
+
   static bool fail(std::string* why, std::string what) {
     *why = std::move(what);
     return false;
@@ -92,15 +111,16 @@ class Detector final : public CudaDetector {
   ThresholdPair* d_pairs_ = nullptr;
   void* d_ws_ = nullptr;
   size_t ws_bytes_ = 0;
-  uint8_t *h_src_ = nullptr, *h_edges_ = nullptr;
-  ThresholdPair* h_pairs_ = nullptr;
+  std::vector<Slot> slots_;
 };
 
 }  // namespace
 
-std::unique_ptr<CudaDetector> CudaDetector::create(int width, int height, int device, std::string* why) {
+bool CudaDetector::available(int device, std::string* why) { return cuda_device_usable(device, why); }
+
+std::unique_ptr<CudaDetector> CudaDetector::create(int width, int height, int device, int slots, std::string* why) {
   std::unique_ptr<Detector> d(new Detector);
-  if (!d->init(width, height, device, why)) return nullptr;
+  if (!d->init(width, height, device, slots, why)) return nullptr;
   return d;
 }
 

@@ -1,0 +1,71 @@
+// A CPU stand-in for the cuda backend of gudcanny.h (library gpuec_gudcanny_fake, tests only): every device
+// is "usable", and a slot's frame is computed with detect_edges_ref only when it is waited for, from the
+// slot's source as it is then. Between launch and wait the slot's results hold a pattern no detection
+// writes. So a caller that reads results before the wait, or writes a slot's source while its frame is in
+// flight, gets wrong frames here, as it could on a GPU; the slot and fall-back logic of gudcanny_c.cpp runs
+// unchanged (GPUEC_GUDCANNY_FAIL_AT_* included).
+#include <vector>
+
+#include "cuda_detector.h"
+
+namespace canny {
+namespace {
+
+class FakeDetector final : public CudaDetector {
+ public:
+  FakeDetector(int width, int height, int slots) : width_(width), height_(height), slots_(size_t(slots)) {
+    const size_t n = size_t(width) * height;
+    for (Slot& s : slots_) {
+      s.src.assign(n, 0);
+      s.edges.assign(n, 0x77);
+      s.pairs.assign(size_t(strip_count(width)), ThresholdPair{-9, -9, -9});
+    }
+    work_.resize(workspace_bytes_ref(width, height));
+  }
+
+  uint8_t* source(int slot) override { return slots_[size_t(slot)].src.data(); }
+  const uint8_t* edges(int slot) const override { return slots_[size_t(slot)].edges.data(); }
+  const ThresholdPair* pairs(int slot) const override { return slots_[size_t(slot)].pairs.data(); }
+
+  bool launch(int slot, const Options& options, std::string*) override {
+    Slot& s = slots_[size_t(slot)];
+    s.options = options;  // its candidates point into the context, which outlives the detector
+    s.launched = true;
+    s.edges.assign(s.edges.size(), 0x77);
+    s.pairs.assign(s.pairs.size(), ThresholdPair{-9, -9, -9});
+    return true;
+  }
+
+  bool wait(int slot, std::string* why) override {
+    Slot& s = slots_[size_t(slot)];
+    if (!s.launched) return true;
+    s.launched = false;
+    const int rc = detect_edges_ref(s.src.data(), width_, height_, width_, s.options, s.edges.data(), width_,
+                                    s.pairs.data(), work_.data(), work_.size());
+    if (rc == kOk) return true;
+    *why = "detect_edges_ref failed with status " + std::to_string(rc);
+    return false;
+  }
+
+ private:
+  struct Slot {
+    std::vector<uint8_t> src, edges;
+    std::vector<ThresholdPair> pairs;
+    Options options;
+    bool launched = false;
+  };
+
+  int width_, height_;
+  std::vector<Slot> slots_;
+  std::vector<uint8_t> work_;
+};
+
+}  // namespace
+
+bool CudaDetector::available(int, std::string*) { return true; }
+
+std::unique_ptr<CudaDetector> CudaDetector::create(int width, int height, int, int slots, std::string*) {
+  return std::unique_ptr<CudaDetector>(new FakeDetector(width, height, slots));
+}
+
+}  // namespace canny
