@@ -225,10 +225,13 @@ const gpuec_mb& scan_order_record(const gpuec_mb& m, gpuec_mb& scratch) {
 
 namespace {
 
-// In one slice a macroblock before first_mb belongs to another slice (x264 slices are raster runs).
+// Raster-run slices (x264): a macroblock before first_mb belongs to another slice. With a slice map
+// (slice groups): the neighbour's slice decides.
 struct SameSlice {
   int first_mb;
-  bool operator()(int, int nb) const { return nb >= first_mb; }
+  const int32_t* slice_of_mb;
+  int32_t slice_id;
+  bool operator()(int, int nb) const { return slice_of_mb ? slice_of_mb[nb] == slice_id : nb >= first_mb; }
 };
 using Neighbours = NcPredictor<SameSlice>;
 
@@ -278,12 +281,19 @@ void encode_mb(const gpuec_mb& m, const Neighbours& nb, MbTotals& cur, vle::BitW
 
 int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, const uint8_t* skel,
                      MbTotals* totals, vle::BitWriter& bw) {
-  const Neighbours nb{totals, layout.mb_width, SameSlice{layout.first_mb}};
+  const Neighbours nb{totals, layout.mb_width, SameSlice{layout.first_mb, layout.slice_of_mb, layout.slice_id}};
   int64_t pos = layout.skel_start;
   gpuec_mb scratch;
   for (size_t i = 0; i < n; ++i) {
     const gpuec_mb& m = recs[i];
-    if (m.mb_addr != layout.first_mb + static_cast<int>(i) || m.kind > GPUEC_MB_PCM) return -1;
+    if (m.kind > GPUEC_MB_PCM) return -1;
+    if (!layout.slice_of_mb) {
+      if (m.mb_addr != layout.first_mb + static_cast<int>(i)) return -1;
+    } else if (i == 0 ? m.mb_addr != layout.first_mb : m.mb_addr <= recs[i - 1].mb_addr) {
+      return -1;
+    } else if (m.mb_addr < 0 || m.mb_addr >= layout.n_mbs || layout.slice_of_mb[m.mb_addr] != layout.slice_id) {
+      return -1;
+    }
     const bool coded = m.kind == GPUEC_MB_NORMAL || m.kind == GPUEC_MB_I16x16;
     if (coded && m.coef_order > GPUEC_COEF_RASTER) return -1;
     if (m.kind != GPUEC_MB_SKIP) {

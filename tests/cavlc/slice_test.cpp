@@ -159,3 +159,87 @@ TEST(CavlcSlice, TotalsFollowTheCodedBlocksOnly) {
 }
 
 }  // namespace
+
+// Slice groups (FMO): with a slice map, a neighbour in another slice is unavailable even when its
+// address is after first_mb. On a checkerboard map the left and top neighbours of every macroblock are
+// in the other slice, so each slice codes exactly as if every macroblock were a slice of its own.
+TEST(CavlcSliceGroups, CheckerboardNeighboursAreUnavailable) {
+  const int w = 4, h = 3, n = w * h;
+  std::vector<int32_t> map(n);
+  for (int a = 0; a < n; ++a) map[a] = ((a % w) + (a / w)) & 1;
+  auto coded = [](int addr) {
+    gpuec_mb m = record(addr, GPUEC_MB_NORMAL, 0x2F, 0);
+    for (int b = 0; b < 16; ++b)
+      for (int k = 0; k < 1 + (addr + b) % 5; ++k) m.u.coef.luma[b][k] = int16_t(((addr + b + k) % 3) - 1 ? 2 : -1);
+    for (int b = 0; b < 8; ++b) m.u.coef.chroma_ac[b][1 + (addr + b) % 3] = 1;
+    m.u.coef.chroma_dc[0][addr % 4] = 3;
+    return m;
+  };
+  for (int32_t slice = 0; slice < 2; ++slice) {
+    SCOPED_TRACE(slice);
+    std::vector<gpuec_mb> recs;
+    std::string alone;
+    for (int a = 0; a < n; ++a) {
+      if (map[a] != slice) continue;
+      recs.push_back(coded(a));
+      const std::string one = encode({coded(a)}, w, a, "");
+      ASSERT_FALSE(one.empty());
+      alone += one;
+    }
+    const std::vector<uint8_t> sk(8, 0);
+    std::vector<uint8_t> out(1 << 16);
+    std::vector<cavlc::MbTotals> totals(n);
+    vle::BitWriter bw(out.data(), out.size());
+    cavlc::SliceLayout layout{w, recs[0].mb_addr, 0, 0};
+    layout.slice_of_mb = map.data();
+    layout.slice_id = slice;
+    layout.n_mbs = n;
+    ASSERT_EQ(cavlc::encode_slice_ref(recs.data(), recs.size(), layout, sk.data(), totals.data(), bw), 0);
+    const uint64_t bits = bw.bits();
+    bw.flush();
+    EXPECT_EQ(bits_of(out, bits), alone);
+    // Without the map the same records are not a raster run: refused.
+    cavlc::SliceLayout raster{w, recs[0].mb_addr, 0, 0};
+    vle::BitWriter bw2(out.data(), out.size());
+    EXPECT_EQ(cavlc::encode_slice_ref(recs.data(), recs.size(), raster, sk.data(), totals.data(), bw2), -1);
+  }
+}
+
+// A map describing raster runs gives the same bits as the raster-run path; a record of another slice,
+// an address out of order or outside the picture is refused.
+TEST(CavlcSliceGroups, RasterRunMapEqualsRasterPathAndBadOrdersAreRefused) {
+  const int w = 3, n = 9;
+  std::vector<int32_t> map = {0, 0, 0, 0, 1, 1, 1, 1, 1};
+  std::vector<gpuec_mb> recs;
+  for (int a = 4; a < n; ++a) {
+    gpuec_mb m = record(a, GPUEC_MB_NORMAL, 0x0F, 0);
+    for (int b = 0; b < 16; ++b) m.u.coef.luma[b][(a + b) % 16] = int16_t(1 + (a * b) % 4);
+    recs.push_back(m);
+  }
+  const std::string raster = encode(recs, w, 4, "");
+  ASSERT_FALSE(raster.empty());
+  const std::vector<uint8_t> sk(8, 0);
+  std::vector<uint8_t> out(1 << 16);
+  std::vector<cavlc::MbTotals> totals(n);
+  auto with_map = [&](const std::vector<gpuec_mb>& r) {
+    vle::BitWriter bw(out.data(), out.size());
+    cavlc::SliceLayout layout{w, r[0].mb_addr, 0, 0};
+    layout.slice_of_mb = map.data();
+    layout.slice_id = 1;
+    layout.n_mbs = n;
+    if (cavlc::encode_slice_ref(r.data(), r.size(), layout, sk.data(), totals.data(), bw) != 0) return std::string();
+    const uint64_t bits = bw.bits();
+    bw.flush();
+    return bits_of(out, bits);
+  };
+  EXPECT_EQ(with_map(recs), raster);
+  auto swapped = recs;
+  std::swap(swapped[1], swapped[2]);
+  EXPECT_EQ(with_map(swapped), "");
+  auto foreign = recs;
+  foreign[2].mb_addr = 2;  // slice 0, and out of order
+  EXPECT_EQ(with_map(foreign), "");
+  auto outside = recs;
+  outside.back().mb_addr = n;
+  EXPECT_EQ(with_map(outside), "");
+}

@@ -39,13 +39,21 @@ struct SliceLayout {
   int first_mb;     // first macroblock of the slice; neighbours before it are unavailable
   int64_t skel_start;  // first skeleton bit of the slice (byte-aligned)
   int64_t skel_end;    // bit after the skeleton's last bit
+  // Slices that are not raster runs (slice groups, FMO): when slice_of_mb is set, it gives the slice of
+  // every macroblock of the picture (n_mbs entries), the slice's macroblocks are those with slice_id in
+  // increasing address order (the first one first_mb), and a neighbour is available iff it is in the
+  // same slice. nullptr: the slice is the raster run first_mb, first_mb + 1, ... (x264's slices).
+  const int32_t* slice_of_mb = nullptr;
+  int32_t slice_id = 0;
+  int n_mbs = 0;
 };
 
 // Writes the slice: skeleton bits [skel_start, skel_end) of `skel`, with the residual of record i
 // inserted at recs[i].skel_bit. `recs` holds every macroblock of the slice in order (mb_addr
-// first_mb, first_mb + 1, ...), each in scan or raster order (coef_order). `totals` is scratch with room
-// for first_mb + n entries (indexed by mb_addr). Returns 0, or -1 when the records are inconsistent
-// (order, positions, malformed: unknown kind or coef_order).
+// first_mb, first_mb + 1, ...; with slice_of_mb: first_mb, then increasing addresses of the slice), each
+// in scan or raster order (coef_order). `totals` is scratch indexed by mb_addr, with room up to the
+// slice's last address. Returns 0, or -1 when the records are inconsistent (order, positions, a
+// macroblock of another slice, malformed: unknown kind or coef_order).
 int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, const uint8_t* skel,
                      MbTotals* totals, vle::BitWriter& bw);
 
