@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cavlc/cavlc.h"
+#include "cavlc_slow_decode.h"
 #include "cavlc/tables.h"
 #include "vle/bitwriter.h"
 
@@ -482,73 +483,11 @@ class BitReader {
 };
 
 bool decode_block(BitReader& br, int n, int nC, std::vector<int16_t>& out) {
-  using namespace cavlc::tables;
   out.assign(static_cast<size_t>(n), 0);
-  const int token = br.match(&kCoeffToken[coeff_token_table(nC)][0][0], 17 * 4);
-  if (token < 0) return false;
-  const int tc = token / 4, t1 = token % 4;
-  if (tc > n) return false;
-  if (tc == 0) return true;
-  int level[16], run[16];
-  uint32_t v;
-  for (int i = 0; i < t1; ++i) {
-    if (!br.read(1, v)) return false;
-    level[i] = v ? -1 : 1;
-  }
-  int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
-  for (int i = t1; i < tc; ++i) {
-    int prefix = 0;
-    for (;;) {
-      if (!br.read(1, v)) return false;
-      if (v) break;
-      if (++prefix > 15) return false;  // baseline: level_prefix <= 15
-    }
-    const int suffix_size =
-        (prefix == 14 && suffix_length == 0) ? 4 : prefix >= 15 ? prefix - 3 : suffix_length;
-    uint32_t suffix = 0;
-    if (!br.read(suffix_size, suffix)) return false;
-    int level_code = ((prefix < 15 ? prefix : 15) << suffix_length) + static_cast<int>(suffix);
-    if (prefix >= 15 && suffix_length == 0) level_code += 15;
-    if (i == t1 && t1 < 3) level_code += 2;
-    level[i] = (level_code % 2 == 0) ? (level_code + 2) >> 1 : (-level_code - 1) >> 1;
-    if (suffix_length == 0) suffix_length = 1;
-    const int mag = level[i] < 0 ? -level[i] : level[i];
-    if (mag > (3 << (suffix_length - 1)) && suffix_length < 6) ++suffix_length;
-  }
-  int zeros_left = 0;
-  if (tc < n) {
-    zeros_left = n == 4 ? br.match(kTotalZerosChromaDC[tc - 1], 5 - tc)
-                        : br.match(kTotalZeros4x4[tc - 1], 17 - tc);
-    if (zeros_left < 0) return false;
-  }
-  for (int i = 0; i < tc - 1; ++i) {
-    run[i] = 0;
-    if (zeros_left > 0) {
-      run[i] = br.match(kRunBefore[run_before_row(zeros_left)], zeros_left > 6 ? 15 : zeros_left + 1);
-      if (run[i] < 0 || run[i] > zeros_left) return false;
-      zeros_left -= run[i];
-    }
-  }
-  run[tc - 1] = zeros_left;
-  int pos = -1;
-  for (int i = tc - 1; i >= 0; --i) {
-    pos += run[i] + 1;
-    if (pos >= n || level[i] < -32768 || level[i] > 32767) return false;
-    out[static_cast<size_t>(pos)] = static_cast<int16_t>(level[i]);
-  }
-  return true;
+  return gpuec_test::slow_decode_block(br, n, nC, out.data()) >= 0;
 }
 
-int random_level(std::mt19937& rng) {
-  const int r = static_cast<int>(rng() % 1000);
-  int mag;
-  if (r < 550) mag = 1;
-  else if (r < 800) mag = 2 + static_cast<int>(rng() % 3);
-  else if (r < 930) mag = 5 + static_cast<int>(rng() % 60);
-  else if (r < 985) mag = 65 + static_cast<int>(rng() % 2100);
-  else mag = 2000 + static_cast<int>(rng() % 30768);
-  return (rng() & 1) ? -mag : mag;
-}
+using gpuec_test::random_level;
 
 // Block lengths around the writer's internal 32/64-bit boundaries (every length from 1 to 140 bits
 // and beyond), each written after 0..31 other bits: block_bits matches and the decoder recovers it.

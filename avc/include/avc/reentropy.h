@@ -1,0 +1,47 @@
+// avc/reentropy.h: compressed-domain re-entropy of a baseline CAVLC Annex B stream (issue 6): every
+// slice is parsed down to its macroblock records and skeleton (avc/slice_data.h), its residual is coded
+// again by the entropy stage's slice coder (cavlc::encode_slice_ref with the picture's slice map, so slice
+// groups, arbitrary slice order and redundant slices are coded with their own neighbours), and the NAL
+// unit is written back: start code and zero bytes as the input had them, the RBSP with its
+// rbsp_trailing_bits, standard emulation prevention (7.4.1). Every other NAL unit is copied unchanged.
+// For a stream that our parser accepts, the output equals the input byte for byte exactly when the input
+// was coded and escaped as the standard prescribes; ReentropyStats says where it was not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <functional>
+
+#include "avc/error.h"
+#include "avc/slice_data.h"
+
+namespace avc {
+
+struct ReentropyStats {
+  int64_t nal_units = 0;
+  int64_t slices = 0;
+  int64_t redundant_slices = 0;
+  int64_t macroblocks = 0;          // skipped ones included
+  int64_t coded_macroblocks = 0;    // with residual syntax (cbp or Intra16x16) or I_PCM
+  int64_t pictures = 0;             // primary coded pictures
+  int64_t residual_bits = 0;        // residual bits of the input (the output's, when identical)
+  int64_t nonstandard_escaping = 0; // NAL units whose input escaping is not 7.4.1's (output differs there)
+  int64_t recoded_differs = 0;      // slices whose re-coded RBSP differs from the input's
+};
+
+// Re-codes `data` (an Annex B byte stream) into `out` (cleared first). Returns false with err (NAL index,
+// byte offset, macroblock address where known) when the stream is not baseline CAVLC as supported
+// (Status::kUnsupported), is damaged (kMalformed) or refers to a missing parameter set (kMissing); out then
+// holds the NAL units before the faulty one.
+// edit: when set, called for every slice between parsing and re-coding with the NAL index, the slice
+// header and the records; it may change coefficients (the compressed-domain tools: selective encryption,
+// watermarking), which then go into the output. It must keep every record's kind, address and skel_bit,
+// and keep levels within what baseline CAVLC can code (cavlc::level_overflow), else the call fails.
+// Levels in blocks that the record's cbp does not code are not written (the cbp is the skeleton's).
+using SliceEdit = std::function<void(int64_t nal_index, const SliceHeader& sh, SliceRecords& recs)>;
+bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
+                      Error& err, const SliceEdit& edit = nullptr);
+
+}  // namespace avc

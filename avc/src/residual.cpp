@@ -1,0 +1,414 @@
+#include "avc/residual.h"
+
+#include <cstring>
+
+#include "cavlc/tables.h"
+
+namespace avc {
+namespace residual_detail {
+// Deliberately not constexpr and never defined: reaching them during constant evaluation fails the build.
+void overlapping_codes();
+void code_does_not_fit_table();
+}  // namespace residual_detail
+
+namespace {
+
+using cavlc::tables::Vlc;
+namespace detail = residual_detail;
+
+inline int leading_zeros(uint32_t w) {  // 32 for w == 0
+#if defined(__GNUC__) || defined(__clang__)
+  return w ? __builtin_clz(w) : 32;
+#else
+  int z = 0;
+  while (z < 32 && !(w & (0x80000000u >> z))) ++z;
+  return z;
+#endif
+}
+
+// ---- Decode tables, built at compile time from cavlc/tables.h -----------------------------------------
+//
+// Every code of these tables is a run of z leading zeros, a one, then at most K more bits (K = 3 for
+// coeff_token, 2 for total_zeros and run_before), or all zeros. So a code is found from 32 peeked bits in
+// one lookup at row z (clamped to R - 1, R - 1 = the longest code of the table) and column = the K bits
+// after the first one; shorter codes fill every column their free bits allow. An all-zero code of length
+// L fills rows L..R-1 (by prefix-freeness no other code has L leading zeros). An empty entry (len 0) is
+// an invalid pattern. The builder stops the build on overlapping codes or a code that does not fit K / R.
+struct Entry {
+  uint8_t len;  // code length, 0 = no code
+  uint8_t sym;  // coeff_token: TotalCoeff << 2 | TrailingOnes; total_zeros; run_before
+};
+
+template <int K, int R>
+struct ClzTable {
+  Entry e[R << K];
+};
+
+constexpr int bit_length(unsigned v) {
+  int n = 0;
+  for (; v; v >>= 1) ++n;
+  return n;
+}
+
+template <int K, int R, class Code>
+constexpr ClzTable<K, R> build_clz_table(Code code, int count) {
+  ClzTable<K, R> t{};
+  auto set = [&t](int row, int col, Vlc c, int sym) {
+    Entry& e = t.e[(row << K) | col];
+    if (e.len) detail::overlapping_codes();
+    e = Entry{c.len, static_cast<uint8_t>(sym)};
+  };
+  for (int s = 0; s < count; ++s) {
+    const Vlc c = code(s);
+    if (!c.len) continue;
+    if (c.len > R - 1) detail::code_does_not_fit_table();
+    if (c.val == 0) {
+      for (int row = c.len; row < R; ++row)
+        for (int col = 0; col < (1 << K); ++col) set(row, col, c, s);
+      continue;
+    }
+    const int tail = bit_length(c.val) - 1;  // bits after the first one
+    const int zeros = c.len - 1 - tail;
+    if (tail > K) detail::code_does_not_fit_table();
+    const int first = static_cast<int>(c.val & ((1u << tail) - 1)) << (K - tail);
+    for (int col = first; col < first + (1 << (K - tail)); ++col) set(zeros, col, c, s);
+  }
+  return t;
+}
+
+template <int K, int R>
+inline Entry lookup(const ClzTable<K, R>& t, uint32_t w) {
+  int z = leading_zeros(w);
+  z = z < R - 1 ? z : R - 1;
+  const uint32_t col = ((w << z) << 1) >> (32 - K);  // K > 0 for every table here
+  return t.e[(z << K) | col];
+}
+
+// coeff_token, Table 9-5: the VLC columns (tables 0, 1, 2 and 4 of cavlc::tables, here 0..3), 16 bits at
+// most. The FLC column (8 <= nC) is a plain 6-bit table.
+using CoeffTokenTable = ClzTable<3, 17>;
+struct CoeffTokenTables {
+  CoeffTokenTable vlc[4];
+  Entry flc[64];
+};
+constexpr CoeffTokenTables make_coeff_token_tables() {
+  using cavlc::tables::kCoeffToken;
+  CoeffTokenTables t{};
+  const int source[4] = {0, 1, 2, 4};
+  for (int i = 0; i < 4; ++i) {
+    const int src = source[i];
+    t.vlc[i] = build_clz_table<3, 17>([src](int s) { return kCoeffToken[src][s >> 2][s & 3]; }, 17 * 4);
+  }
+  for (int s = 0; s < 17 * 4; ++s) {
+    const Vlc c = kCoeffToken[3][s >> 2][s & 3];
+    if (!c.len) continue;
+    if (c.len != 6 || t.flc[c.val].len) detail::overlapping_codes();
+    t.flc[c.val] = Entry{c.len, static_cast<uint8_t>(s)};
+  }
+  return t;
+}
+constexpr CoeffTokenTables kCoeffTokenDec = make_coeff_token_tables();
+constexpr int kCoeffTokenMaxBits = 16;
+
+// total_zeros: [tzVlcIndex - 1] Tables 9-7 / 9-8 (4x4 blocks), [15 + tzVlcIndex - 1] Table 9-9(a)
+// (chroma DC). 9 bits at most.
+using TotalZerosTable = ClzTable<2, 10>;
+struct TotalZerosTables {
+  TotalZerosTable t[18];
+};
+constexpr TotalZerosTables make_total_zeros_tables() {
+  using cavlc::tables::kTotalZeros4x4;
+  using cavlc::tables::kTotalZerosChromaDC;
+  TotalZerosTables t{};
+  for (int i = 0; i < 15; ++i)
+    t.t[i] = build_clz_table<2, 10>([i](int s) { return kTotalZeros4x4[i][s]; }, 16);
+  for (int i = 0; i < 3; ++i)
+    t.t[15 + i] = build_clz_table<2, 10>([i](int s) { return kTotalZerosChromaDC[i][s]; }, 4);
+  return t;
+}
+constexpr TotalZerosTables kTotalZerosDec = make_total_zeros_tables();
+constexpr int kTotalZerosMaxBits = 9;
+
+// run_before, Table 9-10: [min(zerosLeft, 7) - 1]. 11 bits at most.
+using RunBeforeTable = ClzTable<2, 12>;
+struct RunBeforeTables {
+  RunBeforeTable t[7];
+};
+constexpr RunBeforeTables make_run_before_tables() {
+  RunBeforeTables t{};
+  for (int i = 0; i < 7; ++i)
+    t.t[i] = build_clz_table<2, 12>([i](int s) { return cavlc::tables::kRunBefore[i][s]; }, 15);
+  return t;
+}
+constexpr RunBeforeTables kRunBeforeDec = make_run_before_tables();
+constexpr int kRunBeforeMaxBits = 11;
+
+// Spot checks of the builder against the standard's strings (the tests cover every code and pattern).
+static_assert(kCoeffTokenDec.vlc[0].e[16 << 3].len == 0, "16 zeros are no coeff_token of 0 <= nC < 2");
+static_assert(kCoeffTokenDec.flc[3].len == 6 && kCoeffTokenDec.flc[3].sym == 0, "FLC 0000 11: TotalCoeff 0");
+static_assert(kCoeffTokenDec.flc[2].len == 0, "FLC 0000 10 (TotalCoeff 1, TrailingOnes 2) is invalid");
+static_assert(kTotalZerosDec.t[1].e[9 << 2].sym == 14, "tzVlcIndex 2: 0000 00 is total_zeros 14");
+static_assert(kRunBeforeDec.t[6].e[11 << 2].len == 0, "run_before, zerosLeft > 6: 11 zeros are no code");
+
+// Largest baseline level: level_prefix 15 at suffixLength 6 with a 12-bit suffix, plus 2 for a reduced
+// first level; int16 holds it, so no range check is needed after decoding.
+static_assert(((15 << 6) + 4095 + 2 + 2) / 2 <= 32767, "baseline levels fit int16");
+
+// ---- Bit cursor ---------------------------------------------------------------------------------------
+// The reader's state in registers: 32-bit windows from one unaligned 8-byte load while the load stays
+// inside the reader's whole bytes, byte by byte with the end masked near the end. Bits at or past the end
+// read as zeros; pos may pass the end (the caller checks), nothing is read there.
+class Cursor {
+ public:
+  explicit Cursor(const BitReader& br)
+      : data_(br.data()), pos_(br.pos()), end_(br.end()),
+        fast_last_byte_(static_cast<int64_t>(br.end() >> 3) - 8) {}
+
+  uint64_t pos() const { return pos_; }
+  bool overrun() const { return pos_ > end_; }
+  void skip(int n) { pos_ += static_cast<uint64_t>(n); }
+
+  // The 32 bits from pos, MSB first.
+  uint32_t peek32() const {
+    const uint64_t byte = pos_ >> 3;
+    if (static_cast<int64_t>(byte) <= fast_last_byte_) {
+      uint64_t w;
+      std::memcpy(&w, data_ + byte, 8);
+#if defined(__GNUC__) || defined(__clang__)
+      w = __builtin_bswap64(w);
+#else
+      w = big_endian(reinterpret_cast<const uint8_t*>(&w));
+#endif
+      return static_cast<uint32_t>((w << (pos_ & 7)) >> 32);
+    }
+    return peek32_near_end();
+  }
+
+  // err, unless the bits that may have decided it (span bits from pos) reach past the end: then the
+  // data more likely stopped early than held a bad code.
+  int fail(int err, int span) const { return pos_ + static_cast<uint64_t>(span) > end_ ? kResidualTruncated : err; }
+
+ private:
+  static uint64_t big_endian(const uint8_t* b) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | b[i];
+    return v;
+  }
+  uint32_t peek32_near_end() const {
+    if (pos_ >= end_) return 0;
+    const uint64_t first = pos_ >> 3;
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < 5; ++i) acc = (acc << 8) | ((first + i) * 8 < end_ ? data_[first + i] : 0u);
+    uint32_t v = static_cast<uint32_t>(acc >> (8 - (pos_ & 7)));
+    const uint64_t valid = end_ - pos_;
+    if (valid < 32) v &= ~0u << (32 - valid);
+    return v;
+  }
+
+  const uint8_t* data_;
+  uint64_t pos_, end_;
+  int64_t fast_last_byte_;  // last byte index from which an 8-byte load stays before the end
+};
+
+// One residual_block_cavlc(). dst[k] receives the level at scan position k of the block (the caller
+// offsets dst by one for AC blocks); dst[0..max) must be zero on entry. Does not check the end (caller).
+inline int decode_block(Cursor& c, int nC, int max, int16_t* dst) {
+  uint32_t w = c.peek32();
+  const Entry token = nC >= 8 ? kCoeffTokenDec.flc[w >> 26]
+                              : lookup(kCoeffTokenDec.vlc[nC < 0 ? 3 : nC < 2 ? 0 : nC < 4 ? 1 : 2], w);
+  if (!token.len) return c.fail(kResidualInvalidCode, kCoeffTokenMaxBits);
+  c.skip(token.len);
+  const int tc = token.sym >> 2, t1 = token.sym & 3;
+  if (tc > max) return c.fail(kResidualTooManyCoeffs, 0);
+  if (tc == 0) return 0;
+
+  int level[16];  // highest frequency first
+  if (t1) {
+    w = c.peek32();
+    for (int i = 0; i < t1; ++i) level[i] = 1 - 2 * static_cast<int>((w >> (31 - i)) & 1);
+    c.skip(t1);
+  }
+  int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
+  for (int i = t1; i < tc; ++i) {
+    w = c.peek32();
+    const int prefix = leading_zeros(w);
+    if (prefix > 15) return c.fail(kResidualLevelPrefix, 16);
+    const int suffix_size = prefix == 15 ? 12 : (prefix == 14 && suffix_length == 0) ? 4 : suffix_length;
+    const int suffix = suffix_size ? static_cast<int>((w << (prefix + 1)) >> (32 - suffix_size)) : 0;
+    int code = (prefix << suffix_length) + suffix;
+    if (prefix == 15 && suffix_length == 0) code += 15;
+    if (i == t1 && t1 < 3) code += 2;
+    c.skip(prefix + 1 + suffix_size);
+    const int magnitude = (code + 2) >> 1;
+    level[i] = (code & 1) ? -magnitude : magnitude;
+    if (suffix_length == 0) suffix_length = 1;
+    if (magnitude > (3 << (suffix_length - 1)) && suffix_length < 6) ++suffix_length;
+  }
+
+  int zeros_left = 0;
+  if (tc < max) {
+    const Entry tz = lookup(kTotalZerosDec.t[(max == 4 ? 15 : 0) + tc - 1], c.peek32());
+    if (!tz.len) return c.fail(kResidualInvalidCode, kTotalZerosMaxBits);
+    c.skip(tz.len);
+    zeros_left = tz.sym;
+    if (tc + zeros_left > max) return c.fail(kResidualPastBlockEnd, 0);
+  }
+  int pos = tc + zeros_left - 1;  // scan position of level[0]
+  for (int i = 0; i < tc - 1; ++i) {
+    dst[pos] = static_cast<int16_t>(level[i]);
+    int run = 0;
+    if (zeros_left > 0) {
+      const Entry rb = lookup(kRunBeforeDec.t[(zeros_left < 7 ? zeros_left : 7) - 1], c.peek32());
+      if (!rb.len) return c.fail(kResidualInvalidCode, kRunBeforeMaxBits);
+      c.skip(rb.len);
+      run = rb.sym;
+      if (run > zeros_left) return c.fail(kResidualPastBlockEnd, 0);
+      zeros_left -= run;
+    }
+    pos -= run + 1;
+  }
+  dst[pos] = static_cast<int16_t>(level[tc - 1]);  // pos == zeros_left: the lowest level's run is implied
+  return tc;
+}
+
+bool valid_block_args(int nC, int max) {
+  return max == 4 ? nC == -1 : (max == 15 || max == 16) && nC >= 0 && nC <= 16;
+}
+
+// luma4x4BlkIdx -> raster index y * 4 + x of the 4x4 block (6.4.3), as cavlc's encoder walks them.
+constexpr uint8_t kBlkToRaster[16] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15};
+
+}  // namespace
+
+const char* residual_error_name(int err) {
+  switch (err) {
+    case kResidualInvalidCode: return "invalid code";
+    case kResidualTooManyCoeffs: return "TotalCoeff above maxNumCoeff";
+    case kResidualLevelPrefix: return "level_prefix > 15 (not baseline)";
+    case kResidualPastBlockEnd: return "coefficients past the end of the block";
+    case kResidualTruncated: return "data end inside the block";
+    case kResidualBadArgument: return "bad argument";
+  }
+  return "?";
+}
+
+const char* residual_block_name(cavlc::BlockCat cat) {
+  switch (cat) {
+    case cavlc::kLumaDC: return "Intra16x16 DC";
+    case cavlc::kLumaAC: return "Intra16x16 AC";
+    case cavlc::kLuma4x4: return "luma 4x4";
+    case cavlc::kChromaDC: return "chroma DC";
+    case cavlc::kChromaAC: return "chroma AC";
+  }
+  return "?";
+}
+
+int decode_residual_block(BitReader& br, int nC, int max_num_coeff, int16_t* coeffs) {
+  if (!valid_block_args(nC, max_num_coeff)) {
+    br.fail();
+    return kResidualBadArgument;
+  }
+  if (!br.ok()) return kResidualTruncated;
+  std::memset(coeffs, 0, (max_num_coeff == 4 ? 4 : 16) * sizeof(int16_t));
+  Cursor c(br);
+  int r = decode_block(c, nC, max_num_coeff, max_num_coeff == 15 ? coeffs + 1 : coeffs);
+  if (r >= 0 && c.overrun()) r = kResidualTruncated;
+  if (r < 0) {
+    br.fail();
+    return r;
+  }
+  br.skip(c.pos() - br.pos());
+  return r;
+}
+
+int decode_mb_residual(BitReader& br, gpuec_mb_kind kind, unsigned cbp, const ResidualNeighbours& nb,
+                       gpuec_mb& rec, cavlc::MbTotals& totals, ResidualBlockRef* failed) {
+  const unsigned cbp_luma = cbp & 15, cbp_chroma = cbp >> 4;
+  const bool i16 = kind == GPUEC_MB_I16x16;
+  if ((kind != GPUEC_MB_NORMAL && !i16) || cbp_chroma > 2 || (i16 && cbp_luma != 0 && cbp_luma != 15)) {
+    br.fail();
+    return kResidualBadArgument;
+  }
+  if (!br.ok()) return kResidualTruncated;
+
+  auto& cf = rec.u.coef;
+  std::memset(&cf, 0, sizeof cf);
+  rec.kind = static_cast<uint8_t>(kind);
+  rec.cbp = static_cast<uint8_t>(cbp);
+  rec.coef_order = GPUEC_COEF_SCAN;
+  totals = cavlc::MbTotals{};
+
+  // nC of the luma block at raster (x, y) and of chroma AC block (x, y) of component ch (9.2.1): blocks
+  // of this macroblock decoded so far (totals), or of the neighbouring macroblocks.
+  const cavlc::MbTotals* left = nb.left;
+  const cavlc::MbTotals* top = nb.top;
+  auto luma_nc = [&](int x, int y) {
+    const bool aa = x > 0 || left, ab = y > 0 || top;
+    const int na = x > 0 ? totals.luma[y * 4 + x - 1] : aa ? left->luma[y * 4 + 3] : 0;
+    const int nbv = y > 0 ? totals.luma[(y - 1) * 4 + x] : ab ? top->luma[12 + x] : 0;
+    return cavlc::predict_nc(aa, na, ab, nbv);
+  };
+  auto chroma_nc = [&](int ch, int x, int y) {
+    const bool aa = x > 0 || left, ab = y > 0 || top;
+    const int na = x > 0 ? totals.chroma[ch][y * 2] : aa ? left->chroma[ch][y * 2 + 1] : 0;
+    const int nbv = y > 0 ? totals.chroma[ch][x] : ab ? top->chroma[ch][2 + x] : 0;
+    return cavlc::predict_nc(aa, na, ab, nbv);
+  };
+
+  Cursor c(br);
+  int result = 0;
+  ResidualBlockRef at;
+  // Decodes one block; on failure records where and returns false.
+  auto block = [&](cavlc::BlockCat cat, int index, int nC, int max, int16_t* dst) {
+    int r = decode_block(c, nC, max, dst);
+    if (r >= 0 && c.overrun()) r = kResidualTruncated;
+    if (r < 0) {
+      result = r;
+      at = ResidualBlockRef{cat, index};
+    }
+    return r;
+  };
+
+  if (i16) {
+    if (block(cavlc::kLumaDC, 0, luma_nc(0, 0), 16, cf.luma_dc) < 0) goto fail;
+    if (cbp_luma)
+      for (int b = 0; b < 16; ++b) {
+        const int r = kBlkToRaster[b];
+        const int n = block(cavlc::kLumaAC, b, luma_nc(r & 3, r >> 2), 15, cf.luma[b] + 1);
+        if (n < 0) goto fail;
+        totals.luma[r] = static_cast<uint8_t>(n);
+      }
+  } else if (cbp_luma) {
+    for (int b = 0; b < 16; ++b) {
+      if (!((cbp_luma >> (b >> 2)) & 1)) {
+        b |= 3;  // next quadrant
+        continue;
+      }
+      const int r = kBlkToRaster[b];
+      const int n = block(cavlc::kLuma4x4, b, luma_nc(r & 3, r >> 2), 16, cf.luma[b]);
+      if (n < 0) goto fail;
+      totals.luma[r] = static_cast<uint8_t>(n);
+    }
+  }
+  if (cbp_chroma) {
+    if (block(cavlc::kChromaDC, 0, -1, 4, cf.chroma_dc[0]) < 0) goto fail;
+    if (block(cavlc::kChromaDC, 1, -1, 4, cf.chroma_dc[1]) < 0) goto fail;
+  }
+  if (cbp_chroma == 2)
+    for (int ch = 0; ch < 2; ++ch)
+      for (int b = 0; b < 4; ++b) {
+        const int n = block(cavlc::kChromaAC, ch * 4 + b, chroma_nc(ch, b & 1, b >> 1), 15,
+                            cf.chroma_ac[ch * 4 + b] + 1);
+        if (n < 0) goto fail;
+        totals.chroma[ch][b] = static_cast<uint8_t>(n);
+      }
+  br.skip(c.pos() - br.pos());
+  return 0;
+
+fail:
+  br.fail();
+  if (failed) *failed = at;
+  return result;
+}
+
+}  // namespace avc
