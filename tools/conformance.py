@@ -819,6 +819,19 @@ def run_case(args, runner, case):
             elif os.path.getsize(dec) != nframes * fsize:
                 fails.append("decoded %s frames, the clip has %d" % (_frames(os.path.getsize(dec), fsize), nframes))
 
+    if args.reentropy and case.expect != "reject" and not any("x264 failed" in f for f in fails):
+        # Compressed-domain re-entropy (issue 6): parsing the patched stream and coding its residual again
+        # gives it back byte for byte.
+        rcmd = [args.reentropy, "--check", "-q", p("ours.264"), p("reentropy.264")]
+        rrc, rtext = runner.run(rcmd, p("reentropy.log"), cmdfile, args.timeout)
+        if rrc == 2 and case.expect == "fallback" and "unsupported:" in rtext:
+            # A fallback case outside baseline CAVLC (CABAC, weighted prediction, ...): refused, as it must be.
+            notes.append("re-entropy refused the non-baseline stream")
+        elif rrc != 0:
+            fails.append("avc-reentropy %s (exit %s): %s" % ("output differs" if rrc == 3 else "failed", rrc, _tail(rtext)))
+        else:
+            notes.append("re-entropy identical")
+
     if args.stage_opt is not None:
         notes.append("log checks skipped (--stage-opt)")
     notes = stage_infos + notes
@@ -930,6 +943,8 @@ def parse_args(argv):
     ap.add_argument("--keep", action="store_true", help="keep streams/yuv/stats of passing cases")
     ap.add_argument("--ffmpeg", default=None, help="ffmpeg binary (default: ffmpeg on PATH)")
     ap.add_argument("--backend", default="cpu", choices=BACKENDS, help="--gpu-entropy backend (default: cpu)")
+    ap.add_argument("--reentropy", default=None, metavar="AVC_REENTROPY",
+                    help="also check that avc-reentropy (issue 6) gives the patched stream back byte for byte")
     ap.add_argument("--decode-later", metavar="DIR",
                     help="for a machine without FFmpeg: instead of decoding, keep each patched stream as DIR/CASE.264 "
                          "and the MD5 of every --dump-yuv frame as DIR/CASE.recon.md5, for --check-decodes")
@@ -986,6 +1001,8 @@ def main(argv=None):
         args.stock = _need_exe(args.stock, "--stock")
         args.patched = _need_exe(args.patched, "--patched")
         args.clip_tool = _need_exe(args.clip_tool, "--clip-tool")
+        if args.reentropy:
+            args.reentropy = _need_exe(args.reentropy, "--reentropy")
         if args.decode_later:
             args.decode_later = os.path.abspath(args.decode_later)
         else:

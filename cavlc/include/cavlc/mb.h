@@ -48,7 +48,9 @@ typedef struct gpuec_mb {
             /* Chroma AC blocks: Cb 0..3 then Cr 0..3 (raster order of the 2x2 blocks); AC levels in
              * [1..15], [0] is 0 (the DC lives in chroma_dc). */
             int16_t chroma_ac[8][16];
-            int16_t luma_dc[16];     /* Intra16x16 DC levels (raster order: index 4 * y + x is block x, y) */
+            int16_t luma_dc[16];     /* Intra16x16 DC levels of the 4x4 DC matrix (entry x, y = DC of luma
+                                        block x, y), in the order coef_order gives: scan = its zigzag,
+                                        raster = index 4 * y + x */
             int16_t chroma_dc[2][4]; /* Cb, Cr DC levels, c0..c3 (raster order = scan order) */
         } coef;
         /* GPUEC_MB_PCM: Y 16x16 raster, then Cb 8x8, then Cr 8x8 (384 bytes). */
