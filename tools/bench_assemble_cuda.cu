@@ -23,17 +23,11 @@
 #include "frame_arena.h"
 #include "random_mb.h"
 #include "vle/pack.h"
+#include "bench_util.h"
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                        \
-  do {                                                                                          \
-    const cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_)); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
+#define CHECK_CUDA(call) GPUEC_BENCH_CHECK_CUDA(call, 1)
 
 #define CHECK_GPUEC(call)                                               \
   do {                                                                  \

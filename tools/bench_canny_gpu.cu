@@ -24,22 +24,16 @@
 #include "canny/canny_cuda.h"
 #include "bench_images.h"  // tests/canny
 #include "pgm.h"           // tests/canny
+#include "bench_util.h"
 
 namespace {
 
 constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCuda = 3;
 
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    const cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));    \
-      std::exit(kExitCuda);                                                                        \
-    }                                                                                              \
-  } while (0)
+#define CHECK_CUDA(call) GPUEC_BENCH_CHECK_CUDA(call, kExitCuda)
 
 using canny_bench::Image;
-using canny_bench::median;
+using gpuec_bench::median;
 using canny_bench::synthetic;
 
 }  // namespace
@@ -110,9 +104,6 @@ int main(int argc, char** argv) {
                             {"frame C_0.03", canny::ThresholdMode::kFrame, 3}};
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
   int status = 0;
   for (const Image& im : images) {
     const size_t n = im.px.size(), np = size_t(canny::strip_count(im.w));
@@ -166,19 +157,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "canny-bench-gpu: MISMATCH %s %s\n", im.name.c_str(), c.name);
         status = kExitMismatch;
       }
-      for (int r = 0; r < warmup; ++r) gpu();
-      CHECK_CUDA(cudaStreamSynchronize(stream));
-      std::vector<double> tg;
-      for (int r = 0; r < repeats; ++r) {
-        CHECK_CUDA(cudaEventRecord(e0, stream));
-        gpu();
-        CHECK_CUDA(cudaEventRecord(e1, stream));
-        CHECK_CUDA(cudaEventSynchronize(e1));
-        float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        tg.push_back(ms * 1000.0);
-      }
-      const double g = median(tg), cm = median(tc);
+      const double g = gpuec_bench::event_median_us(stream, warmup, repeats, gpu, kExitCuda), cm = median(tc);
       std::printf("%-24s %4dx%-5d %-14s %10.1f %12.1f %9.1f%s\n", im.name.c_str(), im.w, im.h, c.name, g, cm, cm / g,
                   same ? "" : "  MISMATCH");
       std::fflush(stdout);

@@ -22,17 +22,11 @@
 #include "canny/canny_cuda.h"
 #include "bench_images.h"  // tests/canny
 #include "pgm.h"           // tests/canny
+#include "bench_util.h"
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                         \
-  do {                                                                                           \
-    const cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));  \
-      std::exit(3);                                                                              \
-    }                                                                                            \
-  } while (0)
+#define CHECK_CUDA(call) GPUEC_BENCH_CHECK_CUDA(call, 3)
 
 #define CHECK_NPP(call)                                                                          \
   do {                                                                                           \
@@ -44,7 +38,7 @@ namespace {
   } while (0)
 
 using canny_bench::Image;
-using canny_bench::median;
+using gpuec_bench::median;
 using canny_bench::synthetic;
 
 }  // namespace
@@ -87,9 +81,6 @@ int main(int argc, char** argv) {
   ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
   ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
   CHECK_CUDA(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
   std::printf("# canny-bench-npp: %s; median of %d after %d warm-up, data on the device\n", prop.name, repeats, warmup);
   std::printf("%-24s %10s %12s %12s %10s %12s %12s\n", "image", "size", "npp_us", "gud_c03_us", "gud/npp",
               "npp_edges", "gud_edges");
@@ -127,22 +118,8 @@ int main(int argc, char** argv) {
         std::exit(3);
       }
     };
-    auto time = [&](auto&& f) {
-      for (int r = 0; r < warmup; ++r) f();
-      CHECK_CUDA(cudaStreamSynchronize(stream));
-      std::vector<double> t;
-      for (int r = 0; r < repeats; ++r) {
-        CHECK_CUDA(cudaEventRecord(e0, stream));
-        f();
-        CHECK_CUDA(cudaEventRecord(e1, stream));
-        CHECK_CUDA(cudaEventSynchronize(e1));
-        float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        t.push_back(ms * 1000.0);
-      }
-      return median(t);
-    };
-    const double tn = time(npp), tg = time(gud);
+    const double tn = gpuec_bench::event_median_us(stream, warmup, repeats, npp, 3),
+                 tg = gpuec_bench::event_median_us(stream, warmup, repeats, gud, 3);
     std::vector<uint8_t> a(n), b(n);
     CHECK_CUDA(cudaMemcpy(a.data(), d_npp, n, cudaMemcpyDeviceToHost));
     CHECK_CUDA(cudaMemcpy(b.data(), d_gud, n, cudaMemcpyDeviceToHost));

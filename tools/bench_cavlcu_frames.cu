@@ -55,20 +55,14 @@
 #include "gpuec/stage.h"
 #include "vle/bitwriter.h"
 #include "vle/pack.h"
+#include "bench_util.h"
 
 namespace {
 
 // Exit status.
 constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCapture = 3, kExitCuda = 4;
 
-#define CHECK_CUDA(call)                                                                             \
-  do {                                                                                               \
-    const cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));      \
-      std::exit(kExitCuda);                                                                          \
-    }                                                                                                \
-  } while (0)
+#define CHECK_CUDA(call) GPUEC_BENCH_CHECK_CUDA(call, kExitCuda)
 
 void check_call(const gpu::CudaError& e, const char* what) {
   if (!e) return;
@@ -83,12 +77,7 @@ void check_call(const gpu::CudaError& e, const char* what) {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using gpuec_bench::median;
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 

@@ -19,17 +19,11 @@
 #include "cavlc/frame.h"
 #include "cavlc/frame_cuda.h"
 #include "random_mb.h"
+#include "bench_util.h"
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                             \
-  do {                                                                                               \
-    const cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_));      \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
-  } while (0)
+#define CHECK_CUDA(call) GPUEC_BENCH_CHECK_CUDA(call, 1)
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -19,6 +19,7 @@
 
 #include "cavlc/slice.h"
 #include "gpuec/capture.h"
+#include "bench_util.h"
 
 namespace {
 
@@ -46,11 +47,7 @@ void usage(FILE* out) {
                "Exit status: 0 ok, 1 usage, 2 unreadable capture, 3 output differs from the capture.\n");
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using gpuec_bench::median;
 
 double mean(const std::vector<double>& v) {
   double s = 0;

@@ -26,6 +26,7 @@
 #include "gpuec/capture.h"
 #include "raster.h"
 #include "totals_twin.h"
+#include "bench_util.h"
 
 namespace {
 
@@ -73,11 +74,7 @@ bool beyond_bound(const gpuec_mb& m) {
   return r;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using gpuec_bench::median;
 
 using TotalsFn = int (*)(const gpuec_mb&, uint8_t*);
 

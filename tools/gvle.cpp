@@ -24,6 +24,7 @@
 #include "vle/huffman.h"
 #ifdef GPUEC_HAVE_CUDA_ENCODER
 #include "vle/encode_cuda.h"
+#include "bench_util.h"
 #endif
 
 extern char** environ;
@@ -387,11 +388,7 @@ bool read_xz(const std::string& path, std::vector<uint8_t>* out, std::string* er
   return ok;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using gpuec_bench::median;
 
 // Median seconds per call of fn: warmup samples, then repeat samples of k calls each, k chosen so
 // that a sample lasts at least 20 ms.

@@ -1,6 +1,6 @@
 // Shared by the GUD-Canny benchmarks (tools/bench_canny_gpu.cu, tools/bench_canny_npp.cu): the image record,
 // the synthetic frames (smoothed noise with steps and circles: an edge structure at every scale; the same
-// pixels for a seed on every machine) and the median of the timings.
+// pixels for a seed on every machine). The median and the timing loop: tools/bench_util.h.
 #pragma once
 
 #include <algorithm>
@@ -31,11 +31,6 @@ inline Image synthetic(const std::string& name, int w, int h, uint32_t seed) {
   }
   for (size_t i = 0; i < f.size(); ++i) im.px[i] = uint8_t(std::min(255.0f, f[i]));
   return im;
-}
-
-inline double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? NAN : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
 }  // namespace canny_bench
