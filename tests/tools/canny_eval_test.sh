@@ -7,18 +7,7 @@
 # standard library only).
 set -u
 TOOL=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 checks=0
-ok()  { checks=$((checks + 1)); echo "ok   $*"; }
-bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL $*"; }
-
-# expect CODE DESCRIPTION -- command...: the exit status must be CODE (stdout in $T/out, stderr in $T/err)
-expect() {
-  local want=$1 what=$2; shift 3
-  "$@" >"$T/out" 2>"$T/err"; local got=$?
-  if [ "$got" = "$want" ]; then ok "$what (exit $got)"; else bad "$what: exit $got, want $want; stderr: $(cat "$T/err")"; fi
-}
+. "$(dirname "$0")/checks.sh"
 
 # result DESCRIPTION "P R F MSE" ARGS...: run canny-eval --json - and compare P, R, F, MSE (6 decimals)
 result() {
@@ -214,5 +203,4 @@ for case in range(60):
         sys.exit(1)
 PY
 
-echo "$checks checks, $fails failed"
-[ "$fails" = 0 ]
+finish

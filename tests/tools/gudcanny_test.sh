@@ -7,18 +7,7 @@
 # directly, so the tool's edge maps are compared with the library's own.
 set -u
 TOOL=$1 REF=$2 PNG=${3:-nopng} CUDA=${4:-nocuda}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 checks=0
-ok()  { checks=$((checks + 1)); echo "ok   $*"; }
-bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL $*"; }
-
-# expect CODE DESCRIPTION -- command...: the exit status must be CODE (stderr kept in $T/err)
-expect() {
-  local want=$1 what=$2; shift 3
-  "$@" >"$T/out" 2>"$T/err"; local got=$?
-  if [ "$got" = "$want" ]; then ok "$what (exit $got)"; else bad "$what: exit $got, want $want; stderr: $(cat "$T/err")"; fi
-}
+. "$(dirname "$0")/checks.sh"
 
 python3 - "$T" <<'PY'
 import struct, sys, zlib
@@ -232,5 +221,4 @@ else
   expect 2 "PNG without libpng"       -- "$TOOL" "$T/step.png" "$T/o.pgm"
 fi
 
-echo "$checks checks, $fails failed"
-[ "$fails" = 0 ]
+finish
