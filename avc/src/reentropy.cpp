@@ -27,7 +27,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   PictureContext pic;
   SliceRecords recs;
   std::vector<cavlc::MbTotals> enc_totals;
-  std::vector<uint8_t> rbsp_out, escaped;
+  std::vector<uint8_t> rbsp_out;
   SliceHeader prev;  // the last primary slice
   bool have_prev = false;
   int32_t slice_index = 0;
@@ -84,7 +84,8 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
 
     // Re-code: skeleton with the residual of every record, then rbsp_trailing_bits.
     enc_totals.resize(size_t(pic.n_mbs));
-    rbsp_out.assign(rb.bytes.size() + rb.bytes.size() / 2 + 4096 + recs.mbs.size() * 64, 0);
+    const size_t cap = rb.bytes.size() + rb.bytes.size() / 2 + 4096 + recs.mbs.size() * 64;
+    if (rbsp_out.size() < cap) rbsp_out.resize(cap);  // grows only: BitWriter writes every byte it reports
     vle::BitWriter bw(rbsp_out.data(), rbsp_out.size());
     cavlc::SliceLayout layout{pic.mb_width, int(sh.first_mb_in_slice), 0, int64_t(recs.skel_bits)};
     layout.slice_of_mb = pic.owner.data();
@@ -111,9 +112,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
 
     // Start code and leading zeros, the header byte(s), the escaped RBSP, the trailing zero bytes.
     out.insert(out.end(), data + nal.begin, data + nal.header + uint64_t(rb.header_bytes));
-    escaped.clear();
-    escape_rbsp(rbsp_out.data(), n, escaped);
-    out.insert(out.end(), escaped.begin(), escaped.end());
+    escape_rbsp(rbsp_out.data(), n, out);  // appends
     out.insert(out.end(), data + nal.end, data + nal.range_end);
   }
   if (stats) *stats = st;

@@ -82,7 +82,8 @@ bool parse_slice_data(const uint8_t* rbsp, size_t size, const SliceHeader& sh, c
     return fail(err, Status::kMalformed, "slice data range [%llu, %llu) outside the RBSP",
                 static_cast<unsigned long long>(sh.data_bit), static_cast<unsigned long long>(sh.stop_bit));
   // The skeleton is never longer than the slice's RBSP.
-  out.skel.assign(size_t(sh.stop_bit / 8) + 16, 0);
+  const size_t skel_cap = size_t(sh.stop_bit / 8) + 16;
+  if (out.skel.size() < skel_cap) out.skel.resize(skel_cap);  // grows only: the writer writes every byte it uses
   vle::BitWriter sk(out.skel.data(), out.skel.size());
   sk.copy_bits(rbsp, 0, sh.data_bit);
   uint64_t copied = sh.data_bit;  // RBSP bits before this one are in the skeleton (or cut out)
@@ -219,7 +220,6 @@ bool parse_slice_data(const uint8_t* rbsp, size_t size, const SliceHeader& sh, c
                       "residual: %s block %d: %s", residual_block_name(where.cat), where.index,
                       residual_error_name(r));
         }
-        m.mb_addr = addr;  // decode_mb_residual keeps mb_addr and skel_bit; set again for clarity
         copied = br.pos();  // the residual is cut out
       } else {
         m.skel_bit = cut();

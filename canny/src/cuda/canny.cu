@@ -907,11 +907,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   } else {
     const int nc = options.n_candidates;
     int nx = 0, fb_low = 0, fb_high = 0;
-    bool has_low[kMaxThreshold + 1] = {};
+    bool has_low[kMaxThreshold + 1] = {}, on_grid[kMaxThreshold + 1] = {};  // on_grid: the x grid's values
     for (int c = 0; c < nc; ++c) {
       const CandidatePair cp = options.candidates[c];
       nx = std::max(nx, int(cp.high));
-      has_low[cp.low] = true;
+      has_low[cp.low] = on_grid[cp.low] = on_grid[cp.high] = true;
       if (cp.high > fb_high || (cp.high == fb_high && cp.low > fb_low)) {
         fb_high = cp.high;
         fb_low = cp.low;
@@ -931,16 +931,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       if (const gpu::CudaError e = allow_strip_smem()) return e;
       const size_t planes = (size_t(reinterpret_cast<uint8_t*>(ws.mx) - cmax) + size_t(ws.layers) * W * H * 4) /
                             (size_t(W) * H);
-      bool grid[kMaxThreshold + 1] = {};
-      int top = 0, k = 0;
-      for (int c = 0; c < nc; ++c) {
-        grid[options.candidates[c].low] = grid[options.candidates[c].high] = true;
-        top = std::max(top, int(options.candidates[c].high));
-      }
+      int k = 0;
       for (int v = 0; v <= kMaxThreshold; ++v) {
         slots.of[v] = int16_t(has_low[v] && size_t(k) < planes ? k : -1);
         k += has_low[v];
-        if (grid[v] && v < top && slots.of[v] < 0) final_smem = strip_smem;
+        if (on_grid[v] && v < nx && slots.of[v] < 0) final_smem = strip_smem;  // nx: the largest grid value
       }
     }
     // The distinct lows, labelled ws.layers at a time; SM is written by the first batch, added to after.
