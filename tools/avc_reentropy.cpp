@@ -4,6 +4,7 @@
 // output equals the input byte for byte.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <cerrno>
@@ -28,19 +29,28 @@ void usage(FILE* f) {
                "Slice groups (FMO), arbitrary slice order and redundant slices are supported.\n"
                "\n"
                "options:\n"
-               "  --backend cpu|cuda  the entropy stage to code with: cpu (default). cuda: not available yet\n"
-               "                      (exit 2 with a message).\n"
+               "  --backend NAME      the entropy stage to code with:\n"
+               "                        cpu        slice by slice on the CPU (default);\n"
+               "                        cuda       the CAVLCU kernel and the GPU slice assembly, many pictures\n"
+               "                                   per submission (exit 2 when no GPU or no CUDA in this build);\n"
+               "                        cpu-frame  the cuda path's CPU twin (same batches, code_frame_ref and\n"
+               "                                   assemble_frame_ref): slow, for checking without a GPU.\n"
+               "                      Every backend writes the same bytes.\n"
+               "  --device N          CUDA device ordinal (cuda; default 0).\n"
+               "  --batch-mbs N       macroblocks re-coded per batch (default 65536; cuda and cpu-frame code\n"
+               "                      max(1, N / picture size) pictures per submission).\n"
                "  --check             exit 3 when OUT differs from IN (it does when IN was not coded or escaped\n"
                "                      as the standard prescribes; the summary says where).\n"
                "  -q, --quiet         no summary line on stderr (errors are still printed).\n"
                "  -h, --help          this text.\n"
                "\n"
                "The summary (stderr) gives NAL units, pictures, slices (redundant ones), macroblocks, the residual\n"
-               "bits re-coded and the time of the whole run in MB/s.\n"
+               "bits re-coded and the time of the whole run (reading, parsing, re-coding, writing) in MB/s; the\n"
+               "re-coding alone is measured by bench-reentropy (docs/benchmarks.md).\n"
                "\n"
-               "exit codes: 0 ok; 1 usage error; 2 input/output error, or a stream that is not baseline CAVLC or\n"
-               "is damaged (the message names the NAL unit, its byte offset and the macroblock); 3 with --check,\n"
-               "the output differs from the input.\n");
+               "exit codes: 0 ok; 1 usage error; 2 input/output error, a stream that is not baseline CAVLC or is\n"
+               "damaged (the message names the NAL unit, its byte offset and the macroblock), or a backend that\n"
+               "is not available or failed; 3 with --check, the output differs from the input.\n");
 }
 
 bool read_all(const std::string& path, std::vector<uint8_t>* out) {
@@ -58,6 +68,7 @@ bool read_all(const std::string& path, std::vector<uint8_t>* out) {
 
 int main(int argc, char** argv) {
   std::string backend = "cpu", in_path, out_path;
+  avc::RecoderOptions opt;
   bool check = false, quiet = false;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; ++i) {
@@ -67,6 +78,15 @@ int main(int argc, char** argv) {
       return kExitOk;
     } else if (a == "--backend" && i + 1 < argc) {
       backend = argv[++i];
+    } else if ((a == "--device" || a == "--batch-mbs") && i + 1 < argc) {
+      char* end = nullptr;
+      errno = 0;
+      const long v = std::strtol(argv[++i], &end, 10);
+      if (errno || !end || *end || v < (a == "--device" ? 0 : 1) || v > (1L << 22)) {
+        std::fprintf(stderr, "avc-reentropy: %s '%s': not a number in range\n", a.c_str(), argv[i]);
+        return kExitUsage;
+      }
+      (a == "--device" ? opt.device : opt.batch_mbs) = static_cast<int>(v);
     } else if (a == "--check") {
       check = true;
     } else if (a == "-q" || a == "--quiet") {
@@ -83,13 +103,9 @@ int main(int argc, char** argv) {
     usage(stderr);
     return kExitUsage;
   }
-  if (backend != "cpu" && backend != "cuda") {
-    std::fprintf(stderr, "avc-reentropy: --backend '%s': use cpu or cuda\n", backend.c_str());
+  if (!avc::parse_backend(backend, &opt.backend)) {
+    std::fprintf(stderr, "avc-reentropy: --backend '%s': use cpu, cuda or cpu-frame\n", backend.c_str());
     return kExitUsage;
-  }
-  if (backend == "cuda") {
-    std::fprintf(stderr, "avc-reentropy: --backend cuda is not implemented yet (issue 6); use cpu\n");
-    return kExitInput;
   }
   in_path = pos[0];
   out_path = pos[1];
@@ -101,7 +117,7 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   avc::Error err;
   avc::ReentropyStats st;
-  if (!avc::reentropy_stream(in.data(), in.size(), out, &st, err)) {
+  if (!avc::reentropy_stream(in.data(), in.size(), out, &st, err, nullptr, opt)) {
     std::fprintf(stderr, "avc-reentropy: %s: %s\n", in_path.c_str(), err.describe().c_str());
     return kExitInput;
   }
@@ -115,12 +131,12 @@ int main(int argc, char** argv) {
   if (!quiet)
     std::fprintf(stderr,
                  "avc-reentropy: %s: %lld NAL units, %lld pictures, %lld slices (%lld redundant), %lld macroblocks "
-                 "(%lld not skipped), %lld residual bits; %s; %.3f s, %.2f M MB/s (cpu)%s%s\n",
+                 "(%lld not skipped), %lld residual bits; %s; %.3f s, %.2f M MB/s (%s)%s%s\n",
                  in_path.c_str(), static_cast<long long>(st.nal_units), static_cast<long long>(st.pictures),
                  static_cast<long long>(st.slices), static_cast<long long>(st.redundant_slices),
                  static_cast<long long>(st.macroblocks), static_cast<long long>(st.coded_macroblocks),
                  static_cast<long long>(st.residual_bits), same ? "output identical to the input" : "output DIFFERS",
-                 s, s > 0 ? double(st.macroblocks) / s / 1e6 : 0.0,
+                 s, s > 0 ? double(st.macroblocks) / s / 1e6 : 0.0, backend.c_str(),
                  st.recoded_differs ? "; slices whose re-coded RBSP differs: " : "",
                  st.recoded_differs ? std::to_string(st.recoded_differs).c_str() : "");
   if (!same && st.nonstandard_escaping && !quiet)

@@ -3,41 +3,100 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "avc/annexb.h"
 #include "avc/headers.h"
 #include "avc/slice_data.h"
 #include "avc/slice_group.h"
-#include "cavlc/slice.h"
-#include "vle/bitwriter.h"
+#include "avc/recoder.h"
+#include "cavlc/mb.h"
 
 namespace avc {
 
+namespace {
+
+// An output piece waiting for its batch: NAL units before a slice are copied as they are; a slice's
+// start code, header byte(s) and trailing zero bytes come from the input around its re-coded RBSP.
+struct Piece {
+  uint64_t begin, end;       // input bytes copied (a whole NAL unit; for a slice: start code + header bytes)
+  uint64_t tail_begin = 0, tail_end = 0;  // slice: the trailing zero bytes
+  bool slice = false;
+  bool standard_escaping = true;
+  size_t rbsp_at = 0, rbsp_bytes = 0;  // slice: its input RBSP in `input_rbsp`
+};
+
+}  // namespace
+
 bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
-                      Error& err, const SliceEdit& edit) {
+                      Error& err, const SliceEdit& edit, const RecoderOptions& opt) {
   ReentropyStats st;
   out.clear();
   err.clear();
   std::vector<NalUnit> nals;
   if (!split_annexb(data, size, nals, err)) return false;
   out.reserve(size + size / 16 + 64);
+  std::string why;
+  std::unique_ptr<SliceRecoder> rec = SliceRecoder::create(opt, &why);
+  if (!rec) return fail(err, Status::kBackend, "backend %s: %s", backend_name(opt.backend), why.c_str());
 
   HeaderParser hp;
   SliceGroupMap groups;
   PictureContext pic;
   SliceRecords recs;
-  std::vector<cavlc::MbTotals> enc_totals;
-  std::vector<uint8_t> rbsp_out;
   SliceHeader prev;  // the last primary slice
   bool have_prev = false;
   int32_t slice_index = 0;
+  std::vector<Piece> pieces;
+  std::vector<uint8_t> input_rbsp;
+  size_t next_piece = 0;
+
+  // Writes the pending pieces before the next slice piece.
+  auto emit_raw = [&]() {
+    for (; next_piece < pieces.size() && !pieces[next_piece].slice; ++next_piece)
+      out.insert(out.end(), data + pieces[next_piece].begin, data + pieces[next_piece].end);
+  };
+  // Codes the batch and writes every pending piece.
+  auto flush = [&](int64_t nal_index) -> bool {
+    const bool ok = rec->flush(
+        [&](size_t, const RecodedSlice& r) {
+          emit_raw();
+          const Piece& p = pieces[next_piece++];
+          st.residual_bits += int64_t(r.residual_bits);
+          if (r.bytes != p.rbsp_bytes || std::memcmp(r.rbsp, input_rbsp.data() + p.rbsp_at, r.bytes) != 0)
+            ++st.recoded_differs;
+          if (!p.standard_escaping) ++st.nonstandard_escaping;
+          out.insert(out.end(), data + p.begin, data + p.end);
+          escape_rbsp(r.rbsp, r.bytes, out);  // appends
+          out.insert(out.end(), data + p.tail_begin, data + p.tail_end);
+          return true;
+        },
+        &why);
+    if (!ok) {
+      err.nal_index = nal_index;
+      return fail(err, Status::kBackend, "backend %s: %s", backend_name(opt.backend), why.c_str());
+    }
+    emit_raw();
+    pieces.clear();
+    input_rbsp.clear();
+    next_piece = 0;
+    return true;
+  };
+  // On an error: the NAL units before the faulty one are written, when the backend can code them.
+  auto failed = [&](int64_t nal_index) {
+    Error saved = err;
+    flush(nal_index);
+    err = saved;
+    return false;
+  };
 
   for (size_t i = 0; i < nals.size(); ++i) {
     const NalUnit& nal = nals[i];
     ++st.nal_units;
-    if (!hp.parse(data, nal, int64_t(i), err)) return false;
+    if (!hp.parse(data, nal, int64_t(i), err)) return failed(int64_t(i));
     if (!nal.is_slice()) {
-      out.insert(out.end(), data + nal.begin, data + nal.range_end);
+      pieces.push_back(Piece{nal.begin, nal.range_end});
       continue;
     }
     const SliceHeader& sh = hp.slice();
@@ -64,7 +123,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
     const int32_t index = slice_index++;
     if (!parse_slice_data(rb.bytes.data(), rb.bytes.size(), sh, groups, index, pic, recs, err)) {
       where(err);
-      return false;
+      return failed(int64_t(i));
     }
     ++st.slices;
     st.macroblocks += int64_t(recs.mbs.size());
@@ -76,45 +135,31 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
         if (r != 0) {
           where(err);
           err.mb_addr = m.mb_addr;
-          return fail(err, Status::kMalformed,
-                      r < 0 ? "edited record is malformed" : "edited levels overflow baseline CAVLC");
+          fail(err, Status::kMalformed, r < 0 ? "edited record is malformed" : "edited levels overflow baseline CAVLC");
+          return failed(int64_t(i));
         }
       }
     }
-
-    // Re-code: skeleton with the residual of every record, then rbsp_trailing_bits.
-    enc_totals.resize(size_t(pic.n_mbs));
-    const size_t cap = rb.bytes.size() + rb.bytes.size() / 2 + 4096 + recs.mbs.size() * 64;
-    if (rbsp_out.size() < cap) rbsp_out.resize(cap);  // grows only: BitWriter writes every byte it reports
-    vle::BitWriter bw(rbsp_out.data(), rbsp_out.size());
-    cavlc::SliceLayout layout{pic.mb_width, int(sh.first_mb_in_slice), 0, int64_t(recs.skel_bits)};
-    layout.slice_of_mb = pic.owner.data();
-    layout.slice_id = index;
-    layout.n_mbs = pic.n_mbs;
-    if (cavlc::encode_slice_ref(recs.mbs.data(), recs.mbs.size(), layout, recs.skel.data(), enc_totals.data(), bw) !=
-        0) {
-      where(err);
-      return fail(err, Status::kMalformed, "the entropy stage refused the slice's records (internal error)");
-    }
-    const uint64_t recoded_bits = bw.bits() - recs.skel_bits;
-    st.residual_bits += int64_t(recoded_bits);
     for (const gpuec_mb& m : recs.mbs) st.coded_macroblocks += m.kind != GPUEC_MB_SKIP;
-    bw.put_bit(1);  // rbsp_stop_one_bit
-    bw.align_zero();
-    const size_t n = size_t(bw.bits() / 8);
-    bw.flush();
-    if (bw.overflowed()) {
-      where(err);
-      return fail(err, Status::kMalformed, "re-coded slice larger than its buffer (internal error)");
-    }
-    if (n != rb.bytes.size() || std::memcmp(rbsp_out.data(), rb.bytes.data(), n) != 0) ++st.recoded_differs;
-    if (!rb.standard_escaping) ++st.nonstandard_escaping;
 
-    // Start code and leading zeros, the header byte(s), the escaped RBSP, the trailing zero bytes.
-    out.insert(out.end(), data + nal.begin, data + nal.header + uint64_t(rb.header_bytes));
-    escape_rbsp(rbsp_out.data(), n, out);  // appends
-    out.insert(out.end(), data + nal.end, data + nal.range_end);
+    SliceRecoder::Add a = rec->add(pic.mb_width, pic.n_mbs, recs, &why);
+    if (a == SliceRecoder::Add::kFull) {
+      if (!flush(int64_t(i))) return false;
+      a = rec->add(pic.mb_width, pic.n_mbs, recs, &why);
+    }
+    if (a != SliceRecoder::Add::kQueued) {
+      where(err);
+      fail(err, Status::kBackend, "backend %s: %s", backend_name(opt.backend),
+           a == SliceRecoder::Add::kFull ? "a slice larger than a batch" : why.c_str());
+      return failed(int64_t(i));
+    }
+    Piece p{nal.begin, nal.header + uint64_t(rb.header_bytes), nal.end, nal.range_end, true, rb.standard_escaping};
+    p.rbsp_at = input_rbsp.size();
+    p.rbsp_bytes = rb.bytes.size();
+    input_rbsp.insert(input_rbsp.end(), rb.bytes.begin(), rb.bytes.end());
+    pieces.push_back(p);
   }
+  if (!flush(int64_t(nals.size()) - 1)) return false;
   if (stats) *stats = st;
   return true;
 }

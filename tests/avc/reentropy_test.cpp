@@ -14,30 +14,13 @@
 #include <vector>
 
 #include "avc/reentropy.h"
+#include "conformance_streams.h"
 #include "test_seed.h"
 
 namespace {
 
-std::vector<std::string> conformance_streams(std::string* dir_out) {
-  std::vector<std::string> names;
-  const char* shared = std::getenv("GPUEC_SHARED_DIR");
-  if (!shared) return names;
-  const std::string dir = std::string(shared) + "/conformance";
-  std::ifstream manifest(dir + "/MANIFEST.tsv");
-  std::string line;
-  std::getline(manifest, line);  // header
-  while (std::getline(manifest, line))
-    if (!line.empty()) names.push_back(line.substr(0, line.find('\t')));
-  *dir_out = dir;
-  return names;
-}
-
-bool read_file(const std::string& path, std::vector<uint8_t>* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return true;
-}
+using avc_test::conformance_streams;
+using avc_test::read_file;
 
 TEST(AvcReentropy, ConformanceStreamsComeBackByteForByte) {
   std::string dir;

@@ -10,7 +10,9 @@
 //   kUnsupported: valid H.264, but outside baseline CAVLC as the entropy stage supports it (CABAC,
 //                 interlace, B/SP/SI slices, 4:2:2, high bit depth, 8x8 transform, scaling lists,
 //                 weighted prediction, data partitioning); the message names the feature;
-//   kMissing:     a slice refers to a parameter set that the stream has not sent (yet).
+//   kMissing:     a slice refers to a parameter set that the stream has not sent (yet);
+//   kBackend:     not the stream: the re-coding backend failed or is not available (no GPU, a CUDA
+//                 error, out of memory; avc/recoder.h).
 // Formatting the message allocates; that only happens on the error path.
 #pragma once
 
@@ -21,7 +23,7 @@
 
 namespace avc {
 
-enum class Status : uint8_t { kOk = 0, kMalformed, kUnsupported, kMissing };
+enum class Status : uint8_t { kOk = 0, kMalformed, kUnsupported, kMissing, kBackend };
 
 inline const char* status_name(Status s) {
   switch (s) {
@@ -29,6 +31,7 @@ inline const char* status_name(Status s) {
     case Status::kMalformed: return "malformed";
     case Status::kUnsupported: return "unsupported";
     case Status::kMissing: return "missing parameter set";
+    case Status::kBackend: return "backend";
   }
   return "?";
 }

@@ -1,7 +1,7 @@
 // avc/reentropy.h: compressed-domain re-entropy of a baseline CAVLC Annex B stream (issue 6): every
 // slice is parsed down to its macroblock records and skeleton (avc/slice_data.h), its residual is coded
-// again by the entropy stage's slice coder (cavlc::encode_slice_ref with the picture's slice map, so slice
-// groups, arbitrary slice order and redundant slices are coded with their own neighbours), and the NAL
+// again by the entropy stage (avc/recoder.h: the CPU slice coder, or the CUDA frame coder over batches of
+// pictures; slice groups, arbitrary slice order and redundant slices get their own neighbours), and the NAL
 // unit is written back: start code and zero bytes as the input had them, the RBSP with its
 // rbsp_trailing_bits, standard emulation prevention (7.4.1). Every other NAL unit is copied unchanged.
 // For a stream that our parser accepts, the output equals the input byte for byte exactly when the input
@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "avc/error.h"
+#include "avc/recoder.h"
 #include "avc/slice_data.h"
 
 namespace avc {
@@ -41,7 +42,10 @@ struct ReentropyStats {
 // and keep levels within what baseline CAVLC can code (cavlc::level_overflow), else the call fails.
 // Levels in blocks that the record's cbp does not code are not written (the cbp is the skeleton's).
 using SliceEdit = std::function<void(int64_t nal_index, const SliceHeader& sh, SliceRecords& recs)>;
+// opt: the re-coding backend (avc/recoder.h; the output is the same with every backend). Slices are
+// re-coded in batches of opt.batch_mbs macroblocks; the output is written as each batch completes.
+// A backend that cannot start (kCuda without a GPU) or fails fails with Status::kBackend and says why.
 bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
-                      Error& err, const SliceEdit& edit = nullptr);
+                      Error& err, const SliceEdit& edit = nullptr, const RecoderOptions& opt = RecoderOptions());
 
 }  // namespace avc

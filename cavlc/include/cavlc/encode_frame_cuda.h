@@ -22,8 +22,12 @@
 //     then read by the assembly. in.records == arena + records_bit / 8 is 32-byte aligned.
 //   - slice_index[i]: the index k of the slice (in.slices) whose range holds macroblock i. Neighbours
 //     are available when they are in the same slice (as code_frame_ref with slice_id = slice_index).
-//     Every macroblock must be in a slice: an index outside [0, n_slices) or one that does not match the
-//     ranges makes the macroblock add nothing to the output (and the output is then unspecified).
+//     A coded macroblock (not GPUEC_MB_SKIP) must be in a slice: an index outside [0, n_slices) or one
+//     that does not match the ranges makes it add nothing to the output (which is then unspecified).
+//     A SKIPPED macroblock may have any index, e.g. -1, inside a slice's range or outside every range:
+//     it adds nothing either way, and with an index no slice has it is no neighbour of anything
+//     (filler macroblocks: the re-entropy (avc/recoder.h) places slices of slice groups, and redundant
+//     slices, in bands of a tall frame this way; the CPU twin code_frame_ref + assemble_frame_ref agrees).
 //   - records well formed as for code_frame_cuda; slices in order, non-overlapping, inside [0, n_mbs)
 //     as for assemble_frame_cuda. Not checked on the device; off contract the output is unspecified, but
 //     nothing outside the arrays named here is read or written.

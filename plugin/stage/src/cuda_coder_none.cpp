@@ -1,5 +1,5 @@
 // The stage's CUDA backend in a build without CUDA: never available.
-#include "cuda_coder.h"
+#include "gpuec/cuda_coder.h"
 
 namespace gpuec {
 

@@ -15,7 +15,7 @@
 #include "cavlc/assemble_frame.h"
 #include "cavlc/frame.h"
 #include "cavlc/slice.h"
-#include "cuda_coder.h"
+#include "gpuec/cuda_coder.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <cstring>
 #include <string>
 
-#include "../cuda_coder.h"
+#include "gpuec/cuda_coder.h"
 #include "cavlc/encode_frame_cuda.h"
 #include "gpu/pdl.cuh"
 #include "vle/pack.h"

@@ -1,6 +1,13 @@
-// The stage's CUDA backend: one frame part per submission (encode_frame_cuda), pinned
-// host arrays the stage fills directly, one stream. Host C++ only; built when the build has CUDA
+// gpuec/cuda_coder.h: the entropy stage's CUDA backend: one frame part per submission (encode_frame_cuda),
+// pinned host arrays the caller fills directly, one stream. Used by the stage (x264) and by the
+// compressed-domain re-entropy (avc/recoder.h). Host C++ only; built when the build has CUDA
 // (GPUEC_HAVE_CUDA), otherwise create() says why not.
+//
+// A frame part is rows whole macroblock rows of a frame mb_width wide. Slices are ranges of the part's
+// macroblocks in order (cavlc::FrameSlice); slice_ids()[i] is the index of the slice holding macroblock i
+// (neighbour availability). A SKIPPED macroblock may carry an index outside [0, n_slices) (-1): it is then
+// no neighbour of anything and adds nothing to the output, inside a slice's range or outside every range
+// (the re-entropy's filler macroblocks, cavlc/encode_frame_cuda.h).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +24,11 @@ class CudaCoder {
  public:
   // Device `device`, frames of mb_width x mb_height macroblocks. nullptr with the reason in *why.
   static std::unique_ptr<CudaCoder> create(int mb_width, int mb_height, int device, std::string* why);
+  // The same interface on the CPU: cavlc::code_frame_ref + cavlc::assemble_frame_ref, the twins of what
+  // the CUDA coder runs, on plain host arrays (stage/src/cpu_frame_coder.cpp). Same outputs, bit for bit;
+  // for tests of what callers build around the coder, on machines without a GPU. nullptr with the reason
+  // when the sizes are out of range or memory runs out.
+  static std::unique_ptr<CudaCoder> create_cpu_twin(int mb_width, int mb_height, std::string* why);
   virtual ~CudaCoder() = default;
 
   // Pinned host arrays for one frame part, capacity mb_width * mb_height (+1 record): the stage

@@ -1,0 +1,72 @@
+// avc/recoder.h: the re-coding half of the compressed-domain re-entropy (avc/reentropy.h): slices parsed
+// to their records and skeleton (avc/slice_data.h) go in, their RBSPs with the residual coded again by the
+// entropy stage come out. Three backends, the same bytes:
+//
+//   kCpu       slice by slice, cavlc::encode_slice_ref with the slice's own macroblock map (so slice
+//              groups and redundant slices get their own neighbours). Codes in add().
+//   kCuda      the entropy stage's CUDA coder (gpuec/cuda_coder.h: the CAVLCU kernel and the GPU slice
+//              assembly, encode_frame_cuda), many pictures per submission: see BANDS below.
+//   kCpuFrame  the kCuda path with the coder's CPU twin (cavlc::code_frame_ref + assemble_frame_ref)
+//              instead of the GPU: the batching below, checked on machines without a GPU.
+//
+// BANDS. The frame coder codes a frame of whole macroblock rows in which every slice is a range of
+// macroblock indices, and a neighbour is available when it has the same slice index. A batch is a tall
+// frame of `bands` pictures stacked vertically (band b holds picture-sized rows b * height ..). A slice
+// goes into a band at its own raster addresses, covering the index range [first, last] of its first and
+// last macroblock; it shares the band with earlier slices whose ranges it does not meet, else it opens
+// the next band. Band positions no slice of the band codes hold filler macroblocks: skipped, slice index
+// -1, so they are nobody's neighbour and add nothing, even inside a slice's range (cavlc/
+// encode_frame_cuda.h). So raster slices of a picture share one band; slices in arbitrary order too;
+// slices of interleaved slice groups (FMO), whose ranges overlap, and redundant slices, which overlap
+// their primary picture, take further bands; pictures never see each other (different slice indices).
+// The slices are assembled in index order and handed back in the order they were added.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "avc/slice_data.h"
+
+namespace avc {
+
+enum class Backend { kCpu, kCuda, kCpuFrame };
+const char* backend_name(Backend b);
+// "cpu", "cuda", "cpu-frame"; false for other names.
+bool parse_backend(const std::string& name, Backend* b);
+
+struct RecoderOptions {
+  Backend backend = Backend::kCpu;
+  int device = 0;              // CUDA device ordinal (kCuda)
+  int batch_mbs = 1 << 16;     // macroblocks per batch (frame-coder backends: bands = max(1, batch / picture))
+};
+
+// One re-coded slice: its RBSP (rbsp_trailing_bits included), valid during the flush callback.
+struct RecodedSlice {
+  const uint8_t* rbsp;
+  size_t bytes;
+  uint64_t residual_bits;  // bits of the re-coded residual (the RBSP minus skeleton and trailing bits)
+};
+
+class SliceRecoder {
+ public:
+  // nullptr with the reason in *why (kCuda: no GPU, or a build without CUDA).
+  static std::unique_ptr<SliceRecoder> create(const RecoderOptions& opt, std::string* why);
+  virtual ~SliceRecoder() = default;
+
+  enum class Add { kQueued, kFull, kFailed };
+  // Queues the slice `recs` of a picture mb_width macroblocks wide with pic_mbs macroblocks (records in
+  // decoding order, addresses increasing and inside the picture, levels as cavlc::mb_totals accepts).
+  // kFull: the batch has no room (or the picture size changed); nothing was queued: flush() and add
+  // again. kFailed: *why says why (malformed records, out of memory, CUDA).
+  virtual Add add(int mb_width, int pic_mbs, const SliceRecords& recs, std::string* why) = 0;
+  // Codes what is queued and calls done(i, slice) for the i-th slice added since the last flush, in
+  // that order; a false return from done stops the flush (false). False with *why when coding failed.
+  // The batch is empty afterwards either way.
+  virtual bool flush(const std::function<bool(size_t, const RecodedSlice&)>& done, std::string* why) = 0;
+  virtual size_t queued() const = 0;
+};
+
+}  // namespace avc

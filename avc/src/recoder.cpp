@@ -1,0 +1,278 @@
+// The re-coding backends of the re-entropy (avc/recoder.h).
+#include "avc/recoder.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "cavlc/assemble_frame.h"
+#include "cavlc/frame.h"
+#include "cavlc/slice.h"
+#include "gpuec/cuda_coder.h"
+#include "vle/bitwriter.h"
+
+namespace avc {
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::kCpu: return "cpu";
+    case Backend::kCuda: return "cuda";
+    case Backend::kCpuFrame: return "cpu-frame";
+  }
+  return "?";
+}
+
+bool parse_backend(const std::string& name, Backend* b) {
+  for (Backend v : {Backend::kCpu, Backend::kCuda, Backend::kCpuFrame})
+    if (name == backend_name(v)) {
+      *b = v;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+SliceRecoder::Add refuse(std::string* why, const char* text) {
+  *why = text;
+  return SliceRecoder::Add::kFailed;
+}
+
+// kCpu: every slice coded when it is added, into one buffer.
+class CpuRecoder final : public SliceRecoder {
+ public:
+  explicit CpuRecoder(int batch_mbs) : batch_mbs_(batch_mbs) {}
+
+  Add add(int mb_width, int pic_mbs, const SliceRecords& recs, std::string* why) override {
+    if (recs.mbs.empty() || mb_width < 1 || pic_mbs < mb_width) return refuse(why, "empty slice");
+    if (!done_.empty() && queued_mbs_ >= int64_t{batch_mbs_}) return Add::kFull;
+    try {
+      if (stamp_.size() != size_t(pic_mbs) || next_stamp_ == INT32_MAX) {
+        stamp_.assign(size_t(pic_mbs), -1);
+        totals_.resize(size_t(pic_mbs));
+        next_stamp_ = 0;
+      }
+      const int32_t id = next_stamp_++;
+      for (const gpuec_mb& m : recs.mbs) {
+        if (m.mb_addr < 0 || m.mb_addr >= pic_mbs) return refuse(why, "macroblock address outside the picture");
+        stamp_[size_t(m.mb_addr)] = id;
+      }
+      const size_t cap = recs.skel.size() + recs.skel.size() / 2 + 4096 + recs.mbs.size() * 64;
+      const size_t at = buf_.size();
+      buf_.resize(at + cap);
+      vle::BitWriter bw(buf_.data() + at, cap);
+      cavlc::SliceLayout layout{mb_width, recs.mbs.front().mb_addr, 0, int64_t(recs.skel_bits)};
+      layout.slice_of_mb = stamp_.data();
+      layout.slice_id = id;
+      layout.n_mbs = pic_mbs;
+      if (cavlc::encode_slice_ref(recs.mbs.data(), recs.mbs.size(), layout, recs.skel.data(), totals_.data(), bw) != 0)
+        return refuse(why, "the entropy stage refused the slice's records");
+      const uint64_t residual = bw.bits() - recs.skel_bits;
+      bw.put_bit(1);  // rbsp_stop_one_bit
+      bw.align_zero();
+      const size_t n = size_t(bw.bits() / 8);
+      bw.flush();
+      if (bw.overflowed()) return refuse(why, "re-coded slice larger than its buffer");
+      buf_.resize(at + n);
+      done_.push_back({at, n, residual});
+      queued_mbs_ += int64_t(recs.mbs.size());
+    } catch (const std::bad_alloc&) {
+      return refuse(why, "out of memory");
+    }
+    return Add::kQueued;
+  }
+
+  bool flush(const std::function<bool(size_t, const RecodedSlice&)>& done, std::string*) override {
+    bool ok = true;
+    for (size_t i = 0; i < done_.size() && ok; ++i)
+      ok = done(i, RecodedSlice{buf_.data() + done_[i].at, done_[i].bytes, done_[i].residual});
+    done_.clear();
+    buf_.clear();
+    queued_mbs_ = 0;
+    return ok;
+  }
+
+  size_t queued() const override { return done_.size(); }
+
+ private:
+  struct Done {
+    size_t at, bytes;
+    uint64_t residual;
+  };
+  int batch_mbs_;
+  int64_t queued_mbs_ = 0;
+  std::vector<int32_t> stamp_;  // the slice each macroblock was last coded in (encode_slice_ref's map)
+  int32_t next_stamp_ = 0;
+  std::vector<cavlc::MbTotals> totals_;
+  std::vector<uint8_t> buf_;
+  std::vector<Done> done_;
+};
+
+// kCuda / kCpuFrame: slices placed in bands of a tall frame (recoder.h), coded by a frame coder.
+class FrameRecoder final : public SliceRecoder {
+ public:
+  FrameRecoder(const RecoderOptions& opt) : opt_(opt) {}
+
+  bool probe(std::string* why) {  // a coder for a small frame: says now whether the backend works
+    return make_coder(1, 1, why);
+  }
+
+  Add add(int mb_width, int pic_mbs, const SliceRecords& recs, std::string* why) override {
+    if (recs.mbs.empty() || mb_width < 1 || pic_mbs < mb_width || pic_mbs % mb_width)
+      return refuse(why, "empty slice or bad picture size");
+    const int first = recs.mbs.front().mb_addr, last = recs.mbs.back().mb_addr;
+    if (first < 0 || last >= pic_mbs || first > last)
+      return refuse(why, "macroblock addresses outside the picture");
+    if (mb_width != width_ || pic_mbs != pic_mbs_) {
+      if (!slices_.empty()) return Add::kFull;
+      const int height = pic_mbs / mb_width;
+      const int bands = std::max(1, std::min(opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs));
+      if (!make_coder(mb_width, height * bands, why)) return Add::kFailed;
+      width_ = mb_width;
+      pic_mbs_ = pic_mbs;
+      bands_ = bands;
+      bands_used_ = 0;
+      occupied_.assign(size_t(pic_mbs), 0);
+    }
+    // The band: the last one, unless the slice's range meets a range already there.
+    bool fits = bands_used_ > 0;
+    for (int a = first; fits && a <= last; ++a) fits = !occupied_[size_t(a)];
+    if (!fits) {
+      if (bands_used_ == bands_) return Add::kFull;
+      open_band();
+    }
+    const size_t base = size_t(bands_used_ - 1) * size_t(pic_mbs_);
+
+    // Skeleton with rbsp_stop_one_bit after it (the assembly writes it as the slice's last bit).
+    const uint64_t bits = recs.skel_bits;
+    const size_t bytes = size_t((bits + 1 + 7) / 8);
+    uint8_t* area = coder_->skeleton(skel_used_ + bytes + 4);
+    if (!area) return refuse(why, "out of memory (skeleton)");
+    uint8_t* dst = area + skel_used_;
+    std::memcpy(dst, recs.skel.data(), size_t((bits + 7) / 8));
+    dst[bits >> 3] = uint8_t((bits & 7 ? dst[bits >> 3] & (0xff00u >> (bits & 7)) : 0) | (0x80u >> (bits & 7)));
+    const uint64_t skel_bit0 = uint64_t(skel_used_) * 8;
+
+    gpuec_mb* records = coder_->records();
+    int32_t* ids = coder_->slice_ids();
+    cavlc::MbLead* leads = coder_->leads();
+    uint8_t* tc = coder_->tc_records();
+    const int32_t k = int32_t(slices_.size());
+    uint64_t pos = 0;  // skeleton bit after the previous insertion point
+    for (const gpuec_mb& m : recs.mbs) {
+      const size_t g = base + size_t(m.mb_addr);
+      uint8_t totals[GPUEC_TC_COUNT];
+      if (cavlc::mb_totals(m, totals) != 0 || (m.kind != GPUEC_MB_SKIP && (m.skel_bit < int64_t(pos) ||
+                                                                           uint64_t(m.skel_bit) > bits)))
+        return refuse(why, "malformed or unordered record");
+      records[g] = m;
+      records[g].mb_addr = int32_t(g);
+      ids[g] = k;
+      if (m.kind == GPUEC_MB_SKIP) {
+        leads[g] = cavlc::MbLead{0, 0, 0};
+        std::memset(tc + g * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
+      } else {
+        leads[g] = cavlc::MbLead{skel_bit0 + pos, uint32_t(uint64_t(m.skel_bit) - pos), 0};
+        cavlc::tc_record(totals, tc + g * cavlc::kTcRecordBytes);
+        pos = uint64_t(m.skel_bit);
+      }
+    }
+    std::fill(occupied_.begin() + first, occupied_.begin() + last + 1, uint8_t{1});
+    cavlc::FrameSlice fs{int32_t(base) + first, last - first + 1, skel_bit0 + pos, uint32_t(bits - pos + 1), 0};
+    slices_.push_back({fs, bits});
+    skel_used_ = (skel_used_ + bytes + 3) & ~size_t{3};
+    return Add::kQueued;
+  }
+
+  bool flush(const std::function<bool(size_t, const RecodedSlice&)>& done, std::string* why) override {
+    if (slices_.empty()) return true;
+    const size_t n = slices_.size();
+    // Assembly order: by first index (ranges of one band are disjoint, bands follow each other).
+    order_.resize(n);
+    rank_.resize(n);
+    for (size_t i = 0; i < n; ++i) order_[i] = int32_t(i);
+    std::sort(order_.begin(), order_.end(),
+              [&](int32_t a, int32_t b) { return slices_[size_t(a)].fs.first_mb < slices_[size_t(b)].fs.first_mb; });
+    cavlc::FrameSlice* fs = coder_->slices();
+    for (size_t r = 0; r < n; ++r) {
+      rank_[size_t(order_[r])] = int32_t(r);
+      fs[r] = slices_[size_t(order_[r])].fs;
+    }
+    int32_t* ids = coder_->slice_ids();
+    const size_t used = size_t(bands_used_) * size_t(pic_mbs_);
+    for (size_t g = 0; g < used; ++g)
+      if (ids[g] >= 0) ids[g] = rank_[size_t(ids[g])];
+    const uint8_t* out = nullptr;
+    const cavlc::SliceResult* res = nullptr;
+    const int rows = int(used / size_t(width_));
+    const bool coded = coder_->submit(rows, int(n), skel_used_, why) && coder_->complete(&out, &res, why);
+    bool ok = coded;
+    for (size_t i = 0; i < n && ok; ++i) {
+      const cavlc::SliceResult& r = res[size_t(rank_[i])];
+      ok = done(i, RecodedSlice{out + r.out_bit / 8, size_t((r.bits + 7) / 8), r.bits - 1 - slices_[i].skel_bits});
+    }
+    slices_.clear();
+    skel_used_ = 0;
+    bands_used_ = 0;
+    return ok;
+  }
+
+  size_t queued() const override { return slices_.size(); }
+
+ private:
+  struct Pending {
+    cavlc::FrameSlice fs;
+    uint64_t skel_bits;
+  };
+
+  bool make_coder(int width, int height, std::string* why) {
+    coder_.reset();  // the old one's memory first
+    coder_ = opt_.backend == Backend::kCuda ? gpuec::CudaCoder::create(width, height, opt_.device, why)
+                                            : gpuec::CudaCoder::create_cpu_twin(width, height, why);
+    width_ = 0;
+    return coder_ != nullptr;
+  }
+
+  // The next band, all filler: skipped, slice index -1, no lead, TotalCoeff 0.
+  void open_band() {
+    const size_t base = size_t(bands_used_++) * size_t(pic_mbs_);
+    gpuec_mb* records = coder_->records();
+    for (size_t g = base; g < base + size_t(pic_mbs_); ++g) {
+      records[g].kind = GPUEC_MB_SKIP;
+      records[g].cbp = 0;
+      records[g].coef_order = GPUEC_COEF_SCAN;
+      records[g].reserved = 0;
+      records[g].skel_bit = 0;
+      records[g].mb_addr = int32_t(g);
+    }
+    std::fill(coder_->slice_ids() + base, coder_->slice_ids() + base + size_t(pic_mbs_), -1);
+    std::fill(coder_->leads() + base, coder_->leads() + base + size_t(pic_mbs_), cavlc::MbLead{0, 0, 0});
+    std::memset(coder_->tc_records() + base * cavlc::kTcRecordBytes, 0, size_t(pic_mbs_) * cavlc::kTcRecordBytes);
+    std::fill(occupied_.begin(), occupied_.end(), uint8_t{0});
+  }
+
+  RecoderOptions opt_;
+  std::unique_ptr<gpuec::CudaCoder> coder_;
+  int width_ = 0, pic_mbs_ = 0, bands_ = 0, bands_used_ = 0;
+  std::vector<uint8_t> occupied_;  // the last band's macroblocks inside a slice's range
+  std::vector<Pending> slices_;    // in the order added
+  std::vector<int32_t> order_, rank_;
+  size_t skel_used_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SliceRecoder> SliceRecoder::create(const RecoderOptions& opt, std::string* why) {
+  if (opt.batch_mbs < 1) {
+    *why = "batch size must be at least one macroblock";
+    return nullptr;
+  }
+  if (opt.backend == Backend::kCpu) return std::unique_ptr<SliceRecoder>(new CpuRecoder(opt.batch_mbs));
+  std::unique_ptr<FrameRecoder> r(new FrameRecoder(opt));
+  if (!r->probe(why)) return nullptr;
+  return r;
+}
+
+}  // namespace avc

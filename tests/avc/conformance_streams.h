@@ -1,0 +1,35 @@
+// tests/avc/conformance_streams.h: the JVT conformance streams of GPUEC_SHARED_DIR/conformance (its
+// MANIFEST.tsv), for the re-entropy tests; empty when the folder is absent (the tests skip).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace avc_test {
+
+inline std::vector<std::string> conformance_streams(std::string* dir_out) {
+  std::vector<std::string> names;
+  const char* shared = std::getenv("GPUEC_SHARED_DIR");
+  if (!shared) return names;
+  const std::string dir = std::string(shared) + "/conformance";
+  std::ifstream manifest(dir + "/MANIFEST.tsv");
+  std::string line;
+  std::getline(manifest, line);  // header
+  while (std::getline(manifest, line))
+    if (!line.empty()) names.push_back(line.substr(0, line.find('\t')));
+  *dir_out = dir;
+  return names;
+}
+
+inline bool read_file(const std::string& path, std::vector<uint8_t>* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return true;
+}
+
+}  // namespace avc_test
