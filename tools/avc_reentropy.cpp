@@ -46,7 +46,7 @@ void usage(FILE* f) {
                "\n"
                "The summary (stderr) gives NAL units, pictures, slices (redundant ones), macroblocks, the residual\n"
                "bits re-coded and the time of the whole run (reading, parsing, re-coding, writing) in MB/s; the\n"
-               "re-coding alone is measured by bench-reentropy (docs/benchmarks.md).\n"
+               "re-coding alone is measured by reentropy-bench (docs/benchmarks.md).\n"
                "\n"
                "exit codes: 0 ok; 1 usage error; 2 input/output error, a stream that is not baseline CAVLC or is\n"
                "damaged (the message names the NAL unit, its byte offset and the macroblock), or a backend that\n"

@@ -822,7 +822,7 @@ def run_case(args, runner, case):
     if args.reentropy and case.expect != "reject" and not any("x264 failed" in f for f in fails):
         # Compressed-domain re-entropy (issue 6): parsing the patched stream and coding its residual again
         # gives it back byte for byte.
-        rcmd = [args.reentropy, "--check", "-q", p("ours.264"), p("reentropy.264")]
+        rcmd = [args.reentropy, "--check", "-q", "--backend", args.reentropy_backend, p("ours.264"), p("reentropy.264")]
         rrc, rtext = runner.run(rcmd, p("reentropy.log"), cmdfile, args.timeout)
         if rrc == 2 and case.expect == "fallback" and "unsupported:" in rtext:
             # A fallback case outside baseline CAVLC (CABAC, weighted prediction, ...): refused, as it must be.
@@ -945,6 +945,8 @@ def parse_args(argv):
     ap.add_argument("--backend", default="cpu", choices=BACKENDS, help="--gpu-entropy backend (default: cpu)")
     ap.add_argument("--reentropy", default=None, metavar="AVC_REENTROPY",
                     help="also check that avc-reentropy (issue 6) gives the patched stream back byte for byte")
+    ap.add_argument("--reentropy-backend", default="cpu", choices=["cpu", "cuda", "cpu-frame"],
+                    help="avc-reentropy's --backend (default: cpu)")
     ap.add_argument("--decode-later", metavar="DIR",
                     help="for a machine without FFmpeg: instead of decoding, keep each patched stream as DIR/CASE.264 "
                          "and the MD5 of every --dump-yuv frame as DIR/CASE.recon.md5, for --check-decodes")

@@ -4,6 +4,7 @@
 #      (the capture tests on a two-file subset there; plain on every capture first);
 #   2. tools/conformance.py --backend cuda over tests/e2e/matrix.tsv and tests/e2e/matrix-1080p.tsv with
 #      --decode-later: byte identity with stock x264 there, the streams and their --dump-yuv MD5s kept;
+#      with avc-reentropy in the bundle, every stream also re-coded by its cuda backend (issue 6);
 #   3. --fail-at-frame 3 on three cases (one thread, --slices with threads, --sliced-threads): identical
 #      streams, exactly one warning;
 #   4. OUT/streams.md5: the MD5 of every kept stream. With --streams SET, the streams of one set (matrix:
@@ -76,6 +77,8 @@ fi
 
 C=(--stock "$H/x264-stock" --patched "$H/x264-patched" --clip-tool "$H/gpuec-clip" --clip-cache "$work/clips"
    --backend cuda)
+# Issue 6: every patched stream also through avc-reentropy's cuda backend, when the bundle has it.
+[ -x "$B/bin/avc-reentropy" ] && C+=(--reentropy "$B/bin/avc-reentropy" --reentropy-backend cuda)
 python3 "$repo/tools/conformance.py" "${C[@]}" --work "$work/m" --decode-later "$work/streams/matrix" \
   >"$logs/matrix.log" 2>&1
 step "matrix.tsv, cuda: $(tail -1 "$logs/matrix.log")" $?

@@ -89,7 +89,7 @@ copy_libs() {  # exe dest
 for exe in "$out"/bin/*; do copy_libs "$exe" "$out/lib"; done
 for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
 cp "$here/gpu-run.sh" "$out/run.sh"
-cp "$here/bench-cavlcu.sh" "$here/plot-cavlcu.py" "$here/bench-ffmpeg-gudcanny.sh" "$out/"
+cp "$here/bench-cavlcu.sh" "$here/plot-cavlcu.py" "$here/bench-ffmpeg-gudcanny.sh" "$here/reentropy-conformance.sh" "$out/"
 if [ -n "$ffmpeg" ]; then
   mkdir -p "$out/ffmpeg" "$out/data/sequences"
   cp "$ffmpeg" "$out/ffmpeg/ffmpeg"

@@ -2,6 +2,7 @@
 # Runs every program of a GPU bundle (made by tools/gpu-bundle.sh) on a machine with a GPU:
 #   *_test   GoogleTest binaries: plain run, then compute-sanitizer memcheck and racecheck
 #   *bench*  benchmarks: plain run
+#   avc-reentropy  (with data/conformance) tools/reentropy-conformance.sh --backend cuda
 #   ffmpeg/  (gpu-bundle.sh --ffmpeg) the cases of ffmpeg_test.py listed in ffmpeg/cases with our ffmpeg; exit
 #            77 (skipped: no usable CUDA device) counts as failed here
 # Logs and JUnit XML go to LOGDIR (argument, else $OUT, else BUNDLE/logs); the last line is
@@ -50,6 +51,14 @@ for exe in "$here"/bin/*; do
       ;;
   esac
 done
+# Issue 6: avc-reentropy --backend cuda on every conformance stream (bytes and sha256; no FFmpeg here).
+if [ -x "$here/bin/avc-reentropy" ] && [ -f "$here/reentropy-conformance.sh" ] &&
+   [ -f "$GPUEC_SHARED_DIR/conformance/MANIFEST.tsv" ]; then
+  bash "$here/reentropy-conformance.sh" --avc-reentropy "$here/bin/avc-reentropy" --backend cuda \
+    --conformance "$GPUEC_SHARED_DIR/conformance" >"$logs/reentropy-conformance.log" 2>&1
+  record "reentropy-conformance.sh --backend cuda" $?
+  tail -1 "$logs/reentropy-conformance.log" | sed 's/^/    /'
+fi
 if [ -x "$here/ffmpeg/ffmpeg" ]; then
   if command -v python3 >/dev/null; then
     for case in $(cat "$here/ffmpeg/cases"); do

@@ -167,13 +167,12 @@ class FrameRecoder final : public SliceRecoder {
       if (cavlc::mb_totals(m, totals) != 0 || (m.kind != GPUEC_MB_SKIP && (m.skel_bit < int64_t(pos) ||
                                                                            uint64_t(m.skel_bit) > bits)))
         return refuse(why, "malformed or unordered record");
-      records[g] = m;
-      records[g].mb_addr = int32_t(g);
       ids[g] = k;
-      if (m.kind == GPUEC_MB_SKIP) {
-        leads[g] = cavlc::MbLead{0, 0, 0};
-        std::memset(tc + g * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
-      } else {
+      // A skipped macroblock is the band's filler record as it is (open_band), lead and TotalCoeff zero:
+      // only its slice index changes (a position is written by one slice of the band at most).
+      if (m.kind != GPUEC_MB_SKIP) {
+        records[g] = m;
+        records[g].mb_addr = int32_t(g);
         leads[g] = cavlc::MbLead{skel_bit0 + pos, uint32_t(uint64_t(m.skel_bit) - pos), 0};
         cavlc::tc_record(totals, tc + g * cavlc::kTcRecordBytes);
         pos = uint64_t(m.skel_bit);
