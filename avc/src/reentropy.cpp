@@ -39,7 +39,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   out.reserve(size + size / 16 + 64);
   std::string why;
   std::unique_ptr<SliceRecoder> rec = SliceRecoder::create(opt, &why);
-  if (!rec) return fail(err, Status::kBackend, "backend %s: %s", backend_name(opt.backend), why.c_str());
+  if (!rec) return fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend), why.c_str());
 
   HeaderParser hp;
   SliceGroupMap groups;
@@ -75,7 +75,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
         &why);
     if (!ok) {
       err.nal_index = nal_index;
-      return fail(err, Status::kBackend, "backend %s: %s", backend_name(opt.backend), why.c_str());
+      return fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend), why.c_str());
     }
     emit_raw();
     pieces.clear();
@@ -149,7 +149,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
     }
     if (a != SliceRecoder::Add::kQueued) {
       where(err);
-      fail(err, Status::kBackend, "backend %s: %s", backend_name(opt.backend),
+      fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend),
            a == SliceRecoder::Add::kFull ? "a slice larger than a batch" : why.c_str());
       return failed(int64_t(i));
     }
