@@ -22,9 +22,9 @@
 #include "vle/encode.h"
 #include "vle/format.h"
 #include "vle/huffman.h"
+#include "bench_util.h"
 #ifdef GPUEC_HAVE_CUDA_ENCODER
 #include "vle/encode_cuda.h"
-#include "bench_util.h"
 #endif
 
 extern char** environ;

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "../cavlc/random_mb.h"
+#include "avc/annexb.h"
+#include "avc/headers.h"
 #include "avc/recoder.h"
 #include "avc/reentropy.h"
 #include "conformance_streams.h"
@@ -267,6 +269,61 @@ TEST(AvcRecoder, MutatedStreamsCodeAsTheSliceCoder) {
     parsed += ok1;
   }
   std::printf("%d of %d mutated streams parsed\n", parsed, kRuns);
+}
+
+
+// Arbitrary slice order at the stream level: the slices of every picture of multi-slice conformance
+// streams in reverse order (ASO, allowed in the baseline profile). The parser must find the pictures by
+// 7.4.1.2.4, not by first_mb_in_slice, and every backend must give the reordered stream back.
+TEST(AvcRecoder, ReversedSliceOrderComesBack) {
+  REQUIRE_BACKEND();
+  std::string dir;
+  if (conformance_streams(&dir).empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
+  for (const char* name : {"SVA_Base_B.264", "CI1_FT_B.264", "BA1_FT_C.264"}) {
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> in;
+    if (!read_file(dir + "/" + name, &in)) continue;
+    std::vector<avc::NalUnit> nals;
+    avc::Error err;
+    ASSERT_TRUE(avc::split_annexb(in.data(), in.size(), nals, err)) << err.describe();
+    // Pictures: runs of slice NAL units, each starting at first_mb_in_slice 0 (these streams have no ASO).
+    avc::HeaderParser hp;
+    std::vector<uint8_t> aso;
+    std::vector<size_t> run;  // NAL indices of the current picture's slices
+    int reordered = 0;
+    auto put_run = [&]() {
+      reordered += run.size() > 1;
+      for (auto it = run.rbegin(); it != run.rend(); ++it)
+        aso.insert(aso.end(), in.begin() + int64_t(nals[*it].begin), in.begin() + int64_t(nals[*it].range_end));
+      run.clear();
+    };
+    for (size_t i = 0; i < nals.size(); ++i) {
+      ASSERT_TRUE(hp.parse(in.data(), nals[i], int64_t(i), err)) << err.describe();
+      if (nals[i].is_slice() && (run.empty() || hp.slice().first_mb_in_slice != 0)) {
+        run.push_back(i);
+        continue;
+      }
+      put_run();
+      if (nals[i].is_slice()) {
+        run.push_back(i);
+      } else {
+        aso.insert(aso.end(), in.begin() + int64_t(nals[i].begin), in.begin() + int64_t(nals[i].range_end));
+      }
+    }
+    put_run();
+    ASSERT_EQ(aso.size(), in.size());
+    EXPECT_GT(reordered, 0) << "no picture with two slices";
+    EXPECT_NE(aso, in);
+    for (avc::Backend b : {avc::Backend::kCpu, kBackend}) {
+      avc::RecoderOptions opt;
+      opt.backend = b;
+      std::vector<uint8_t> out;
+      avc::ReentropyStats st;
+      ASSERT_TRUE(avc::reentropy_stream(aso.data(), aso.size(), out, &st, err, nullptr, opt)) << err.describe();
+      EXPECT_TRUE(out == aso) << avc::backend_name(b);
+      EXPECT_EQ(st.recoded_differs, 0) << avc::backend_name(b);
+    }
+  }
 }
 
 }  // namespace
