@@ -44,8 +44,8 @@ void usage(FILE* f) {
                "  --device N       CUDA device (default 0)\n"
                "\n"
                "Output: a 'stream' line per stream and a 'total' line, key=value (times in us, rates in M MB/s):\n"
-               "  stream NAME mbs= slices= parse_us= copy_mbps= BACKEND_us= BACKEND_add_us= BACKEND_mbps= BACKEND_x=\n"
-               "  (BACKEND_add_us: the part spent adding the slices, i.e. for cpu the coding, for cuda and\n"
+               "  stream NAME mbs= slices= parse_us= copy_mbps= BACKEND_us= BACKEND_fill_us= BACKEND_mbps= BACKEND_x=\n"
+               "  (BACKEND_fill_us: the part outside the recoder's flushes, i.e. for cpu the coding, for cuda and\n"
                "  cpu-frame filling the batch on the host; BACKEND_x: the cpu time over the backend's)\n"
                "exit: 0 ok; 1 usage; 2 unreadable or refused stream, or a backend that cannot start;\n"
                "3 a backend's output differs.\n");
@@ -59,29 +59,22 @@ struct Captured {
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
 // One pass of the re-coding stage over the slices; the RBSPs are appended to out (cleared first).
-// *add_us: the time spent in add() (for the frame backends: filling the batch on the host).
+// *fill_us: the time not spent in the recoder's flushes (for the frame backends: filling the batches on
+// the host; for cpu: the coding, which happens in add()).
 bool recode(avc::SliceRecoder& rec, const std::vector<Captured>& slices, std::vector<uint8_t>* out,
-            double* add_us, std::string* why) {
+            double* fill_us, std::string* why) {
   out->clear();
-  double in_add = 0;
+  const auto t0 = Clock::now();
+  const double flushed0 = rec.flush_seconds();
   auto take = [&](size_t, const avc::RecodedSlice& r) {
     out->insert(out->end(), r.rbsp, r.rbsp + r.bytes);
     return true;
   };
-  for (const Captured& s : slices) {
-    auto t0 = Clock::now();
-    avc::SliceRecoder::Add a = rec.add(s.mb_width, s.pic_mbs, s.recs, why);
-    in_add += us_since(t0);
-    if (a == avc::SliceRecoder::Add::kFull) {
-      if (!rec.flush(take, why)) return false;
-      t0 = Clock::now();
-      a = rec.add(s.mb_width, s.pic_mbs, s.recs, why);
-      in_add += us_since(t0);
-    }
-    if (a != avc::SliceRecoder::Add::kQueued) return false;
-  }
-  *add_us = in_add;
-  return rec.flush(take, why);
+  for (const Captured& s : slices)
+    if (!rec.add(s.mb_width, s.pic_mbs, s.recs, take, why)) return false;
+  const bool ok = rec.flush(take, why);
+  *fill_us = us_since(t0) - (rec.flush_seconds() - flushed0) * 1e6;
+  return ok;
 }
 
 }  // namespace
@@ -214,12 +207,12 @@ int main(int argc, char** argv) {
     char buf[256];
     double cpu_us = 0;
     for (size_t k = 0; k < backends.size(); ++k) {
-      std::vector<double> t, t_add;
+      std::vector<double> t, t_fill;
       for (int r = 0; r < warmup + repeats; ++r) {
         std::string why;
-        double add_us = 0;
+        double fill_us = 0;
         const auto t0 = Clock::now();
-        const bool ok = recode(*recoders[k], slices, k == 0 ? &want : &got, &add_us, &why);
+        const bool ok = recode(*recoders[k], slices, k == 0 ? &want : &got, &fill_us, &why);
         const double us = us_since(t0);
         if (!ok) {
           std::fprintf(stderr, "reentropy-bench: %s (%s): %s\n", name.c_str(), avc::backend_name(backends[k]),
@@ -233,15 +226,15 @@ int main(int argc, char** argv) {
         }
         if (r >= warmup) {
           t.push_back(us);
-          t_add.push_back(add_us);
+          t_fill.push_back(fill_us);
         }
       }
       const double med = gpuec_bench::median(t);
       if (k == 0) cpu_us = med;
       total_us[k] += med;
       const char* bn = avc::backend_name(backends[k]);
-      std::snprintf(buf, sizeof buf, " %s_us=%.1f %s_add_us=%.1f %s_mbps=%.3f %s_x=%.2f", bn, med, bn,
-                    gpuec_bench::median(t_add), bn, double(mbs) / med, bn, cpu_us / med);
+      std::snprintf(buf, sizeof buf, " %s_us=%.1f %s_fill_us=%.1f %s_mbps=%.3f %s_x=%.2f", bn, med, bn,
+                    gpuec_bench::median(t_fill), bn, double(mbs) / med, bn, cpu_us / med);
       line += buf;
     }
     total_mbs += mbs;

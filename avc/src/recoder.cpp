@@ -2,6 +2,7 @@
 #include "avc/recoder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <new>
@@ -35,9 +36,17 @@ bool parse_backend(const std::string& name, Backend* b) {
 
 namespace {
 
-SliceRecoder::Add refuse(std::string* why, const char* text) {
+// Adds the seconds of its lifetime to `total`.
+struct Timer {
+  explicit Timer(double& total) : total_(total), t0_(std::chrono::steady_clock::now()) {}
+  ~Timer() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  double& total_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+bool refuse(std::string* why, const char* text) {
   *why = text;
-  return SliceRecoder::Add::kFailed;
+  return false;
 }
 
 // kCpu: every slice coded when it is added, into one buffer.
@@ -45,9 +54,9 @@ class CpuRecoder final : public SliceRecoder {
  public:
   explicit CpuRecoder(int batch_mbs) : batch_mbs_(batch_mbs) {}
 
-  Add add(int mb_width, int pic_mbs, const SliceRecords& recs, std::string* why) override {
+  bool add(int mb_width, int pic_mbs, const SliceRecords& recs, const Sink& sink, std::string* why) override {
     if (recs.mbs.empty() || mb_width < 1 || pic_mbs < mb_width) return refuse(why, "empty slice");
-    if (!done_.empty() && queued_mbs_ >= int64_t{batch_mbs_}) return Add::kFull;
+    if (!done_.empty() && queued_mbs_ >= int64_t{batch_mbs_} && !flush(sink, why)) return false;
     try {
       if (stamp_.size() != size_t(pic_mbs) || next_stamp_ == INT32_MAX) {
         stamp_.assign(size_t(pic_mbs), -1);
@@ -60,9 +69,8 @@ class CpuRecoder final : public SliceRecoder {
         stamp_[size_t(m.mb_addr)] = id;
       }
       const size_t cap = recs.skel.size() + recs.skel.size() / 2 + 4096 + recs.mbs.size() * 64;
-      const size_t at = buf_.size();
-      buf_.resize(at + cap);
-      vle::BitWriter bw(buf_.data() + at, cap);
+      if (buf_.size() < used_ + cap) buf_.resize(std::max(used_ + cap, 2 * buf_.size()));  // grows only
+      vle::BitWriter bw(buf_.data() + used_, cap);  // writes every byte it reports
       cavlc::SliceLayout layout{mb_width, recs.mbs.front().mb_addr, 0, int64_t(recs.skel_bits)};
       layout.slice_of_mb = stamp_.data();
       layout.slice_id = id;
@@ -75,23 +83,24 @@ class CpuRecoder final : public SliceRecoder {
       const size_t n = size_t(bw.bits() / 8);
       bw.flush();
       if (bw.overflowed()) return refuse(why, "re-coded slice larger than its buffer");
-      buf_.resize(at + n);
-      done_.push_back({at, n, residual});
+      done_.push_back({used_, n, residual});
+      used_ += n;
       queued_mbs_ += int64_t(recs.mbs.size());
     } catch (const std::bad_alloc&) {
       return refuse(why, "out of memory");
     }
-    return Add::kQueued;
+    return true;
   }
 
-  bool flush(const std::function<bool(size_t, const RecodedSlice&)>& done, std::string*) override {
+  bool flush(const Sink& sink, std::string* why) override {
+    const Timer timer(flush_seconds_);
     bool ok = true;
     for (size_t i = 0; i < done_.size() && ok; ++i)
-      ok = done(i, RecodedSlice{buf_.data() + done_[i].at, done_[i].bytes, done_[i].residual});
+      ok = sink(i, RecodedSlice{buf_.data() + done_[i].at, done_[i].bytes, done_[i].residual});
     done_.clear();
-    buf_.clear();
+    used_ = 0;
     queued_mbs_ = 0;
-    return ok;
+    return ok || refuse(why, "the receiver stopped");
   }
 
   size_t queued() const override { return done_.size(); }
@@ -106,7 +115,8 @@ class CpuRecoder final : public SliceRecoder {
   std::vector<int32_t> stamp_;  // the slice each macroblock was last coded in (encode_slice_ref's map)
   int32_t next_stamp_ = 0;
   std::vector<cavlc::MbTotals> totals_;
-  std::vector<uint8_t> buf_;
+  std::vector<uint8_t> buf_;  // the coded slices, [0, used_)
+  size_t used_ = 0;
   std::vector<Done> done_;
 };
 
@@ -119,17 +129,17 @@ class FrameRecoder final : public SliceRecoder {
     return make_coder(1, 1, why);
   }
 
-  Add add(int mb_width, int pic_mbs, const SliceRecords& recs, std::string* why) override {
+  bool add(int mb_width, int pic_mbs, const SliceRecords& recs, const Sink& sink, std::string* why) override {
     if (recs.mbs.empty() || mb_width < 1 || pic_mbs < mb_width || pic_mbs % mb_width)
       return refuse(why, "empty slice or bad picture size");
     const int first = recs.mbs.front().mb_addr, last = recs.mbs.back().mb_addr;
     if (first < 0 || last >= pic_mbs || first > last)
       return refuse(why, "macroblock addresses outside the picture");
     if (mb_width != width_ || pic_mbs != pic_mbs_) {
-      if (!slices_.empty()) return Add::kFull;
+      if (!flush(sink, why)) return false;
       const int height = pic_mbs / mb_width;
       const int bands = std::max(1, std::min(opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs));
-      if (!make_coder(mb_width, height * bands, why)) return Add::kFailed;
+      if (!make_coder(mb_width, height * bands, why)) return false;
       width_ = mb_width;
       pic_mbs_ = pic_mbs;
       bands_ = bands;
@@ -140,19 +150,16 @@ class FrameRecoder final : public SliceRecoder {
     bool fits = bands_used_ > 0;
     for (int a = first; fits && a <= last; ++a) fits = !occupied_[size_t(a)];
     if (!fits) {
-      if (bands_used_ == bands_) return Add::kFull;
+      if (bands_used_ == bands_ && !flush(sink, why)) return false;
       open_band();
     }
     const size_t base = size_t(bands_used_ - 1) * size_t(pic_mbs_);
 
     // Skeleton with rbsp_stop_one_bit after it (the assembly writes it as the slice's last bit).
     const uint64_t bits = recs.skel_bits;
-    const size_t bytes = size_t((bits + 1 + 7) / 8);
-    uint8_t* area = coder_->skeleton(skel_used_ + bytes + 4);
+    uint8_t* area = coder_->skeleton(skel_used_ + gpuec::skeleton_bytes(bits) + 4);
     if (!area) return refuse(why, "out of memory (skeleton)");
-    uint8_t* dst = area + skel_used_;
-    std::memcpy(dst, recs.skel.data(), size_t((bits + 7) / 8));
-    dst[bits >> 3] = uint8_t((bits & 7 ? dst[bits >> 3] & (0xff00u >> (bits & 7)) : 0) | (0x80u >> (bits & 7)));
+    const size_t bytes = gpuec::put_skeleton(area + skel_used_, recs.skel.data(), bits);
     const uint64_t skel_bit0 = uint64_t(skel_used_) * 8;
 
     gpuec_mb* records = coder_->records();
@@ -182,11 +189,12 @@ class FrameRecoder final : public SliceRecoder {
     cavlc::FrameSlice fs{int32_t(base) + first, last - first + 1, skel_bit0 + pos, uint32_t(bits - pos + 1), 0};
     slices_.push_back({fs, bits});
     skel_used_ = (skel_used_ + bytes + 3) & ~size_t{3};
-    return Add::kQueued;
+    return true;
   }
 
-  bool flush(const std::function<bool(size_t, const RecodedSlice&)>& done, std::string* why) override {
+  bool flush(const Sink& sink, std::string* why) override {
     if (slices_.empty()) return true;
+    const Timer timer(flush_seconds_);
     const size_t n = slices_.size();
     // Assembly order: by first index (ranges of one band are disjoint, bands follow each other).
     order_.resize(n);
@@ -210,12 +218,12 @@ class FrameRecoder final : public SliceRecoder {
     bool ok = coded;
     for (size_t i = 0; i < n && ok; ++i) {
       const cavlc::SliceResult& r = res[size_t(rank_[i])];
-      ok = done(i, RecodedSlice{out + r.out_bit / 8, size_t((r.bits + 7) / 8), r.bits - 1 - slices_[i].skel_bits});
+      ok = sink(i, RecodedSlice{out + r.out_bit / 8, size_t((r.bits + 7) / 8), r.bits - 1 - slices_[i].skel_bits});
     }
     slices_.clear();
     skel_used_ = 0;
     bands_used_ = 0;
-    return ok;
+    return ok || (coded && refuse(why, "the receiver stopped"));
   }
 
   size_t queued() const override { return slices_.size(); }

@@ -21,10 +21,10 @@ namespace {
 // start code, header byte(s) and trailing zero bytes come from the input around its re-coded RBSP.
 struct Piece {
   uint64_t begin, end;       // input bytes copied (a whole NAL unit; for a slice: start code + header bytes)
-  uint64_t tail_begin = 0, tail_end = 0;  // slice: the trailing zero bytes
+  uint64_t tail_begin = 0, tail_end = 0;  // slice: the trailing zero bytes (tail_begin: the NAL's end)
   bool slice = false;
   bool standard_escaping = true;
-  size_t rbsp_at = 0, rbsp_bytes = 0;  // slice: its input RBSP in `input_rbsp`
+  std::vector<uint8_t> odd_rbsp;  // a slice escaped otherwise: its input RBSP (else empty, no allocation)
 };
 
 }  // namespace
@@ -48,8 +48,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   SliceHeader prev;  // the last primary slice
   bool have_prev = false;
   int32_t slice_index = 0;
-  std::vector<Piece> pieces;
-  std::vector<uint8_t> input_rbsp;
+  std::vector<Piece> pieces;  // [next_piece, size) not written yet
   size_t next_piece = 0;
 
   // Writes the pending pieces before the next slice piece.
@@ -57,46 +56,45 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
     for (; next_piece < pieces.size() && !pieces[next_piece].slice; ++next_piece)
       out.insert(out.end(), data + pieces[next_piece].begin, data + pieces[next_piece].end);
   };
-  // Codes the batch and writes every pending piece.
-  auto flush = [&](int64_t nal_index) -> bool {
-    const bool ok = rec->flush(
-        [&](size_t, const RecodedSlice& r) {
-          emit_raw();
-          const Piece& p = pieces[next_piece++];
-          st.residual_bits += int64_t(r.residual_bits);
-          if (r.bytes != p.rbsp_bytes || std::memcmp(r.rbsp, input_rbsp.data() + p.rbsp_at, r.bytes) != 0)
-            ++st.recoded_differs;
-          if (!p.standard_escaping) ++st.nonstandard_escaping;
-          out.insert(out.end(), data + p.begin, data + p.end);
-          escape_rbsp(r.rbsp, r.bytes, out);  // appends
-          out.insert(out.end(), data + p.tail_begin, data + p.tail_end);
-          return true;
-        },
-        &why);
-    if (!ok) {
-      err.nal_index = nal_index;
-      return fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend), why.c_str());
+  // Receives the re-coded slices in stream order: writes each with the pieces before it. Whether the
+  // re-coded RBSP equals the input's: for standard escaping (escaping is a bijection), compare the escaped
+  // bytes with the input's; otherwise with the input RBSP kept for it.
+  const SliceRecoder::Sink sink = [&](size_t i, const RecodedSlice& r) {
+    if (i == 0) {  // a new hand-over: drop the pieces written before it
+      pieces.erase(pieces.begin(), pieces.begin() + int64_t(next_piece));
+      next_piece = 0;
     }
     emit_raw();
-    pieces.clear();
-    input_rbsp.clear();
-    next_piece = 0;
+    const Piece& p = pieces[next_piece++];
+    st.residual_bits += int64_t(r.residual_bits);
+    out.insert(out.end(), data + p.begin, data + p.end);
+    const size_t at = out.size();
+    escape_rbsp(r.rbsp, r.bytes, out);  // appends
+    const size_t n = out.size() - at;
+    const bool same = p.standard_escaping ? n == p.tail_begin - p.end && std::memcmp(out.data() + at, data + p.end, n) == 0
+                                          : r.bytes == p.odd_rbsp.size() &&
+                                                std::memcmp(r.rbsp, p.odd_rbsp.data(), r.bytes) == 0;
+    st.recoded_differs += !same;
+    st.nonstandard_escaping += !p.standard_escaping;
+    out.insert(out.end(), data + p.tail_begin, data + p.tail_end);
     return true;
   };
+  auto backend_failed = [&](int64_t nal_index) {
+    err.nal_index = nal_index;
+    return fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend), why.c_str());
+  };
   // On an error: the NAL units before the faulty one are written, when the backend can code them.
-  auto failed = [&](int64_t nal_index) {
-    Error saved = err;
-    flush(nal_index);
-    err = saved;
+  auto failed = [&]() {
+    if (rec->flush(sink, &why)) emit_raw();
     return false;
   };
 
   for (size_t i = 0; i < nals.size(); ++i) {
     const NalUnit& nal = nals[i];
     ++st.nal_units;
-    if (!hp.parse(data, nal, int64_t(i), err)) return failed(int64_t(i));
+    if (!hp.parse(data, nal, int64_t(i), err)) return failed();
     if (!nal.is_slice()) {
-      pieces.push_back(Piece{nal.begin, nal.range_end});
+      pieces.push_back(Piece{nal.begin, nal.range_end, 0, 0, false, true, {}});
       continue;
     }
     const SliceHeader& sh = hp.slice();
@@ -123,7 +121,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
     const int32_t index = slice_index++;
     if (!parse_slice_data(rb.bytes.data(), rb.bytes.size(), sh, groups, index, pic, recs, err)) {
       where(err);
-      return failed(int64_t(i));
+      return failed();
     }
     ++st.slices;
     st.macroblocks += int64_t(recs.mbs.size());
@@ -136,30 +134,22 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
           where(err);
           err.mb_addr = m.mb_addr;
           fail(err, Status::kMalformed, r < 0 ? "edited record is malformed" : "edited levels overflow baseline CAVLC");
-          return failed(int64_t(i));
+          return failed();
         }
       }
     }
     for (const gpuec_mb& m : recs.mbs) st.coded_macroblocks += m.kind != GPUEC_MB_SKIP;
 
-    SliceRecoder::Add a = rec->add(pic.mb_width, pic.n_mbs, recs, &why);
-    if (a == SliceRecoder::Add::kFull) {
-      if (!flush(int64_t(i))) return false;
-      a = rec->add(pic.mb_width, pic.n_mbs, recs, &why);
-    }
-    if (a != SliceRecoder::Add::kQueued) {
+    Piece p{nal.begin, nal.header + uint64_t(rb.header_bytes), nal.end, nal.range_end, true, rb.standard_escaping, {}};
+    if (!p.standard_escaping) p.odd_rbsp = rb.bytes;
+    pieces.push_back(std::move(p));
+    if (!rec->add(pic.mb_width, pic.n_mbs, recs, sink, &why)) {
       where(err);
-      fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend),
-           a == SliceRecoder::Add::kFull ? "a slice larger than a batch" : why.c_str());
-      return failed(int64_t(i));
+      return backend_failed(int64_t(i));
     }
-    Piece p{nal.begin, nal.header + uint64_t(rb.header_bytes), nal.end, nal.range_end, true, rb.standard_escaping};
-    p.rbsp_at = input_rbsp.size();
-    p.rbsp_bytes = rb.bytes.size();
-    input_rbsp.insert(input_rbsp.end(), rb.bytes.begin(), rb.bytes.end());
-    pieces.push_back(p);
   }
-  if (!flush(int64_t(nals.size()) - 1)) return false;
+  if (!rec->flush(sink, &why)) return backend_failed(int64_t(nals.size()) - 1);
+  emit_raw();
   if (stats) *stats = st;
   return true;
 }

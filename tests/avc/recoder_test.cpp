@@ -114,7 +114,7 @@ struct Coded {
   std::vector<uint64_t> residual;
 };
 
-// Codes the slices with the backend, flushing when the recoder is full.
+// Codes the slices with the backend.
 ::testing::AssertionResult code_all(avc::Backend b, int batch_mbs, const std::vector<Slice>& slices, Coded* out) {
   avc::RecoderOptions opt;
   opt.backend = b;
@@ -127,14 +127,8 @@ struct Coded {
     out->residual.push_back(r.residual_bits);
     return true;
   };
-  for (const Slice& s : slices) {
-    avc::SliceRecoder::Add a = rec->add(s.mb_width, s.pic_mbs, s.recs, &why);
-    if (a == avc::SliceRecoder::Add::kFull) {
-      if (!rec->flush(take, &why)) return ::testing::AssertionFailure() << "flush: " << why;
-      a = rec->add(s.mb_width, s.pic_mbs, s.recs, &why);
-    }
-    if (a != avc::SliceRecoder::Add::kQueued) return ::testing::AssertionFailure() << "add: " << why;
-  }
+  for (const Slice& s : slices)
+    if (!rec->add(s.mb_width, s.pic_mbs, s.recs, take, &why)) return ::testing::AssertionFailure() << "add: " << why;
   if (!rec->flush(take, &why)) return ::testing::AssertionFailure() << "flush: " << why;
   return ::testing::AssertionSuccess();
 }
@@ -179,14 +173,15 @@ TEST(AvcRecoder, RefusesBadInput) {
   ASSERT_TRUE(rec) << why;
   std::mt19937 rng(7);
   Slice s = make_slice(rng, 4, 8, {2, 3, 5});
+  const avc::SliceRecoder::Sink none = [](size_t, const avc::RecodedSlice&) { return true; };
   Slice outside = s;
   outside.recs.mbs.back().mb_addr = 8;
-  EXPECT_EQ(rec->add(4, 8, outside.recs, &why), avc::SliceRecoder::Add::kFailed);
+  EXPECT_FALSE(rec->add(4, 8, outside.recs, none, &why));
   EXPECT_FALSE(why.empty());
   Slice bad = s;
   bad.recs.mbs[0].kind = 9;
-  EXPECT_EQ(rec->add(4, 8, bad.recs, &why), avc::SliceRecoder::Add::kFailed);
-  EXPECT_EQ(rec->add(4, 8, avc::SliceRecords{}, &why), avc::SliceRecoder::Add::kFailed);
+  EXPECT_FALSE(rec->add(4, 8, bad.recs, none, &why));
+  EXPECT_FALSE(rec->add(4, 8, avc::SliceRecords{}, none, &why));
   EXPECT_EQ(rec->queued(), 0u);
   opt.batch_mbs = 0;
   EXPECT_FALSE(avc::SliceRecoder::create(opt, &why));
@@ -244,11 +239,7 @@ TEST(AvcRecoder, MutatedStreamsCodeAsTheSliceCoder) {
   std::string dir;
   const std::vector<std::string> names = conformance_streams(&dir);
   if (names.empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
-  std::vector<std::vector<uint8_t>> seeds;
-  for (const std::string& name : names) {
-    std::vector<uint8_t> d;
-    if (read_file(dir + "/" + name, &d) && d.size() <= 260000) seeds.push_back(std::move(d));
-  }
+  const std::vector<std::vector<uint8_t>> seeds = avc_test::fuzz_seeds(dir, names);
   ASSERT_FALSE(seeds.empty());
   std::mt19937 rng(gpuec_test::test_seed("avc_recoder_test"));
   std::vector<uint8_t> m, want, got;

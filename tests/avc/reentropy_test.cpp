@@ -111,11 +111,7 @@ TEST(AvcReentropy, MutatedStreamsNeverCrash) {
   std::string dir;
   const std::vector<std::string> names = conformance_streams(&dir);
   if (names.empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
-  std::vector<std::vector<uint8_t>> seeds;
-  for (const std::string& name : names) {
-    std::vector<uint8_t> d;
-    if (read_file(dir + "/" + name, &d) && d.size() <= 260000) seeds.push_back(std::move(d));
-  }
+  const std::vector<std::vector<uint8_t>> seeds = avc_test::fuzz_seeds(dir, names);
   ASSERT_FALSE(seeds.empty());
   std::mt19937 rng(gpuec_test::test_seed("avc_reentropy_test"));
   double seconds = 0;

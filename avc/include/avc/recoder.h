@@ -43,7 +43,7 @@ struct RecoderOptions {
   int batch_mbs = 1 << 16;     // macroblocks per batch (frame-coder backends: bands = max(1, batch / picture))
 };
 
-// One re-coded slice: its RBSP (rbsp_trailing_bits included), valid during the flush callback.
+// One re-coded slice: its RBSP (rbsp_trailing_bits included), valid while the sink runs.
 struct RecodedSlice {
   const uint8_t* rbsp;
   size_t bytes;
@@ -52,21 +52,29 @@ struct RecodedSlice {
 
 class SliceRecoder {
  public:
+  // Receives the i-th slice added since the previous hand-over, in the order added; false stops.
+  using Sink = std::function<bool(size_t i, const RecodedSlice& slice)>;
+
   // nullptr with the reason in *why (kCuda: no GPU, or a build without CUDA).
   static std::unique_ptr<SliceRecoder> create(const RecoderOptions& opt, std::string* why);
   virtual ~SliceRecoder() = default;
 
-  enum class Add { kQueued, kFull, kFailed };
   // Queues the slice `recs` of a picture mb_width macroblocks wide with pic_mbs macroblocks (records in
   // decoding order, addresses increasing and inside the picture, levels as cavlc::mb_totals accepts).
-  // kFull: the batch has no room (or the picture size changed); nothing was queued: flush() and add
-  // again. kFailed: *why says why (malformed records, out of memory, CUDA).
-  virtual Add add(int mb_width, int pic_mbs, const SliceRecords& recs, std::string* why) = 0;
-  // Codes what is queued and calls done(i, slice) for the i-th slice added since the last flush, in
-  // that order; a false return from done stops the flush (false). False with *why when coding failed.
-  // The batch is empty afterwards either way.
-  virtual bool flush(const std::function<bool(size_t, const RecodedSlice&)>& done, std::string* why) = 0;
+  // When the batch has no room for it (or the picture size changed), what is queued is coded and handed
+  // to done first, as flush() does. False with *why: malformed records, out of memory, CUDA, or done
+  // returned false.
+  virtual bool add(int mb_width, int pic_mbs, const SliceRecords& recs, const Sink& done, std::string* why) = 0;
+  // Codes what is queued and hands it to done. False with *why when coding failed, or when done returned
+  // false. The batch is empty afterwards either way.
+  virtual bool flush(const Sink& done, std::string* why) = 0;
   virtual size_t queued() const = 0;
+  // Seconds spent in flushes so far (explicit or inside add): coding the batches and handing them over.
+  // For benchmarks: the rest of the time in add() is filling the batches.
+  double flush_seconds() const { return flush_seconds_; }
+
+ protected:
+  double flush_seconds_ = 0;
 };
 
 }  // namespace avc

@@ -71,8 +71,8 @@ class CpuTwinCoder final : public CudaCoder {
     const size_t rec_off = round_up(skeleton_bytes, 256) + kZeroBytes;
     const size_t slot_off = rec_off + n * sizeof(gpuec_mb);
     const size_t slot_bytes = n * cavlc::kMbSlots * cavlc::kSlotBytes;
-    try {
-      arena_.assign(slot_off + slot_bytes + 4, 0);
+    try {  // grows only: like the device arena, nothing in it is read before this call writes it
+      if (arena_.size() < slot_off + slot_bytes + 4) arena_.resize(slot_off + slot_bytes + 4);
     } catch (const std::bad_alloc&) {
       *why = "out of memory";
       return false;
@@ -99,7 +99,7 @@ class CpuTwinCoder final : public CudaCoder {
     in.n_slices = n_slices;
     const uint64_t bound = vle::packed_bytes(cavlc::assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
     try {
-      out_.assign(bound + kOutSlack, 0);
+      if (out_.size() < bound + kOutSlack) out_.resize(bound + kOutSlack);  // grows only
     } catch (const std::bad_alloc&) {
       *why = "out of memory";
       return false;

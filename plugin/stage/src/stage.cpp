@@ -346,15 +346,10 @@ int gpuec_slice_defer(gpuec_stage* s, const uint8_t* buf, int64_t end_bit, int t
   const uint8_t* first_byte = buf + (c.start_bit >> 3);
   if (s->backend == GPUEC_BACKEND_CUDA) {
     // Copy the skeleton, with rbsp_stop_one_bit after it: the GPU assembles it as the slice's last bit.
-    const size_t bytes = static_cast<size_t>(((end_bit + 7) >> 3) - (c.start_bit >> 3));
-    uint8_t* area = s->cuda->skeleton(c.skel_off + bytes + 1 + 4);
+    const uint64_t bits = static_cast<uint64_t>(end_bit - c.start_bit);
+    uint8_t* area = s->cuda->skeleton(c.skel_off + gpuec::skeleton_bytes(bits) + 4);
     if (!area) return GPUEC_ENOMEM;
-    uint8_t* dst = area + c.skel_off;
-    std::memcpy(dst, first_byte, bytes);
-    const int64_t stop = end_bit - c.start_bit;  // bit of the copy that becomes the stop bit
-    dst[stop >> 3] = static_cast<uint8_t>((stop & 7 ? dst[stop >> 3] & (0xff00u >> (stop & 7)) : 0) |
-                                          (0x80u >> (stop & 7)));
-    s->skel_used = (c.skel_off + static_cast<size_t>(stop >> 3) + 1 + 3) & ~size_t{3};
+    s->skel_used = (c.skel_off + gpuec::put_skeleton(area + c.skel_off, first_byte, bits) + 3) & ~size_t{3};
     if (c.count == 0 || s->slices.size() >= s->capacity) s->part_cuda = false;
     if (!s->part_cuda) {
       s->slice_open = false;

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,18 @@
 #include "cavlc/mb.h"
 
 namespace gpuec {
+
+// A slice's skeleton in the coder's skeleton area: its `bits` skeleton bits (MSB first, from a byte
+// boundary), then rbsp_stop_one_bit, which the assembly writes as the slice's last bit (the slice's
+// FrameSlice::tail_len counts it), zero bits to the byte boundary. skeleton_bytes: its size in bytes;
+// put_skeleton writes it from src (ceil(bits / 8) bytes read) to dst and returns that size.
+inline size_t skeleton_bytes(uint64_t bits) { return static_cast<size_t>(bits / 8 + 1); }
+inline size_t put_skeleton(uint8_t* dst, const uint8_t* src, uint64_t bits) {
+  std::memcpy(dst, src, static_cast<size_t>((bits + 7) / 8));
+  const unsigned r = static_cast<unsigned>(bits & 7);
+  dst[bits >> 3] = static_cast<uint8_t>((r ? dst[bits >> 3] & (0xff00u >> r) : 0) | (0x80u >> r));
+  return skeleton_bytes(bits);
+}
 
 class CudaCoder {
  public:
