@@ -20,6 +20,9 @@ inline bool cuda_device_usable(int device, std::string* why) {
   return count > device;
 }
 
+// How an edge map is written into a plane of the caller (gudcanny.h's enum gudcanny_out).
+enum class MapWrite { kMap, kMark };  // the map (0 / 255); 255 on edges, other bytes untouched
+
 // `slots` frames can be in flight at once, one per slot: each slot has pinned host buffers (source, edge
 // map, pairs) and an event; the device buffers and the workspace are shared, which is safe because every
 // slot's work runs on the one stream of the detector, in launch order.
@@ -28,8 +31,12 @@ class CudaDetector {
   // Whether create() can be tried on device `device` (cuda_device_usable; in builds without CUDA: no, and
   // why). false with the reason in *why.
   static bool available(int device, std::string* why);
-  // Device `device` (a valid ordinal), frames of width x height, slots >= 1. nullptr with the reason in *why.
-  static std::unique_ptr<CudaDetector> create(int width, int height, int device, int slots, std::string* why);
+  // Frames of width x height, slots >= 1. context null: device `device` (a valid ordinal), its primary
+  // context and a non-blocking stream of the detector's own. context a CUcontext of the caller: every call
+  // (the destructor too) makes it current for its duration and enqueues on `stream` (a CUstream of that
+  // context; null: its default stream); `device` is not used. nullptr with the reason in *why.
+  static std::unique_ptr<CudaDetector> create(int width, int height, int device, void* context, void* stream,
+                                              int slots, std::string* why);
   virtual ~CudaDetector() = default;  // waits for the stream
 
   // Pinned host plane of slot `slot`, width * height bytes (pitch = width): the caller writes the source
@@ -39,6 +46,12 @@ class CudaDetector {
   // the downloads into edges(slot) and pairs(slot), and the slot's event; does not wait. false with the
   // reason (a CUDA error) in *why.
   virtual bool launch(int slot, const Options& options, std::string* why) = 0;
+  // The same for a plane already in device memory (row y at plane + y * pitch, pitch >= width), read in
+  // place: it must stay unchanged until wait(slot) returns. out null: the edge map is downloaded into
+  // edges(slot) as by launch. out a device plane (pitch out_pitch >= width): the map is written there as
+  // `write` says and edges(slot) is not touched. The pairs are downloaded in both cases.
+  virtual bool launch_device(int slot, const uint8_t* plane, int pitch, uint8_t* out, int out_pitch, MapWrite write,
+                             const Options& options, std::string* why) = 0;
   // Waits for the slot's event: then edges(slot) (width * height, pitch = width) and pairs(slot)
   // (strip_count(width) entries) hold the results of its last launch. false with the reason in *why.
   virtual bool wait(int slot, std::string* why) = 0;

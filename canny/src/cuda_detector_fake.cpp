@@ -3,7 +3,10 @@
 // slot's source as it is then. Between launch and wait the slot's results hold a pattern no detection
 // writes. So a caller that reads results before the wait, or writes a slot's source while its frame is in
 // flight, gets wrong frames here, as it could on a GPU; the slot and fall-back logic of gudcanny_c.cpp runs
-// unchanged (GPUEC_GUDCANNY_FAIL_AT_* included).
+// unchanged (GPUEC_GUDCANNY_FAIL_AT_* included). "Device" planes (launch_device) are host memory here: a
+// plane is read, and the map written into the caller's plane, when the frame is waited for, so a caller
+// that changes its plane or reads its output before the wait sees it.
+#include <cstring>
 #include <vector>
 
 #include "cuda_detector.h"
@@ -27,11 +30,21 @@ class FakeDetector final : public CudaDetector {
   const uint8_t* edges(int slot) const override { return slots_[size_t(slot)].edges.data(); }
   const ThresholdPair* pairs(int slot) const override { return slots_[size_t(slot)].pairs.data(); }
 
-  bool launch(int slot, const Options& options, std::string*) override {
+  bool launch(int slot, const Options& options, std::string* why) override {
+    return launch_device(slot, nullptr, width_, nullptr, 0, MapWrite::kMap, options, why);
+  }
+
+  bool launch_device(int slot, const uint8_t* plane, int pitch, uint8_t* out, int out_pitch, MapWrite write,
+                     const Options& options, std::string*) override {
     Slot& s = slots_[size_t(slot)];
     s.options = options;  // its candidates point into the context, which outlives the detector
     s.launched = true;
-    s.edges.assign(s.edges.size(), 0x77);
+    s.plane = plane;
+    s.pitch = pitch;
+    s.out = out;
+    s.out_pitch = out_pitch;
+    s.write = write;
+    if (!out) s.edges.assign(s.edges.size(), 0x77);
     s.pairs.assign(s.pairs.size(), ThresholdPair{-9, -9, -9});
     return true;
   }
@@ -40,11 +53,21 @@ class FakeDetector final : public CudaDetector {
     Slot& s = slots_[size_t(slot)];
     if (!s.launched) return true;
     s.launched = false;
-    const int rc = detect_edges_ref(s.src.data(), width_, height_, width_, s.options, s.edges.data(), width_,
-                                    s.pairs.data(), work_.data(), work_.size());
-    if (rc == kOk) return true;
-    *why = "detect_edges_ref failed with status " + std::to_string(rc);
-    return false;
+    std::vector<uint8_t> map(s.out ? s.edges.size() : 0);
+    uint8_t* dst = s.out ? map.data() : s.edges.data();
+    const int rc = detect_edges_ref(s.plane ? s.plane : s.src.data(), width_, height_, s.plane ? s.pitch : width_,
+                                    s.options, dst, width_, s.pairs.data(), work_.data(), work_.size());
+    if (rc != kOk) {
+      *why = "detect_edges_ref failed with status " + std::to_string(rc);
+      return false;
+    }
+    for (int y = 0; s.out && y < height_; ++y) {
+      uint8_t* o = s.out + size_t(y) * s.out_pitch;
+      const uint8_t* m = dst + size_t(y) * width_;
+      if (s.write == MapWrite::kMap) std::memcpy(o, m, size_t(width_));
+      else for (int x = 0; x < width_; ++x) o[x] |= m[x];
+    }
+    return true;
   }
 
  private:
@@ -53,6 +76,10 @@ class FakeDetector final : public CudaDetector {
     std::vector<ThresholdPair> pairs;
     Options options;
     bool launched = false;
+    const uint8_t* plane = nullptr;  // launch_device's plane, or null: src
+    int pitch = 0, out_pitch = 0;
+    uint8_t* out = nullptr;
+    MapWrite write = MapWrite::kMap;
   };
 
   int width_, height_;
@@ -64,7 +91,7 @@ class FakeDetector final : public CudaDetector {
 
 bool CudaDetector::available(int, std::string*) { return true; }
 
-std::unique_ptr<CudaDetector> CudaDetector::create(int width, int height, int, int slots, std::string*) {
+std::unique_ptr<CudaDetector> CudaDetector::create(int width, int height, int, void*, void*, int slots, std::string*) {
   return std::unique_ptr<CudaDetector>(new FakeDetector(width, height, slots));
 }
 

@@ -29,6 +29,8 @@ struct gudcanny_ctx {
   int head = 0, pending = 0;                  // the oldest slot in flight; frames in flight
   long long frames = 0;                       // frames taken (detect and submit), for the forced failures
   std::vector<long long> slot_frame;          // the frame each cuda slot holds
+  std::vector<char> slot_device;              // 1: the slot's frame is in device memory (gudcanny_submit_cuda)
+  std::vector<char> slot_mapped;              // 1: its map went to the caller's device plane
   long long fail_at_wait = -1, fail_at_launch = -1;  // GPUEC_GUDCANNY_FAIL_AT_FRAME, _AT_SUBMIT
 };
 
@@ -124,9 +126,27 @@ void copy_pairs(gudcanny_pair* out, const canny::ThresholdPair* chosen, size_t n
     for (size_t i = 0; i < n; ++i) out[i] = {chosen[i].low, chosen[i].high, chosen[i].found};
 }
 
+bool device_in_flight(const gudcanny_ctx* c) {
+  for (int k = 0; k < c->pending; ++k)
+    if (c->slot_device[size_t((c->head + k) % c->depth)]) return true;
+  return false;
+}
+
+// The cuda backend failed with frames in device memory in flight: they are dropped (the CPU cannot read
+// them), and so is the cuda backend. *why gets the report.
+int drop_device_frames(gudcanny_ctx* c, std::string* why) {
+  *why = "the cuda backend failed (" + *why + "); " + std::to_string(c->pending) +
+         " frames in flight in device memory are lost, the context is on the cpu backend from here on";
+  c->head = c->pending = 0;
+  c->cuda.reset();
+  c->backend = GUDCANNY_BACKEND_CPU;
+  return GUDCANNY_EBACKEND;
+}
+
 // The cuda backend failed: keep the planes of the frames in flight (from the pinned slots) for the cpu
 // backend, drop the cuda backend for good. *why gets the report.
 int fall_back(gudcanny_ctx* c, std::string* why) {
+  if (device_in_flight(c)) return drop_device_frames(c, why);
   *why = "the cuda backend failed (" + *why + "); the cpu backend detects edges from here on, the output is unchanged";
   std::string cpu_why;
   const int rc = prepare_cpu(c, &cpu_why);
@@ -147,6 +167,7 @@ int fall_back(gudcanny_ctx* c, std::string* why) {
 // The cuda backend's launch of `slot` and the wait for it, with the forced failures.
 bool launch_cuda(gudcanny_ctx* c, int slot, long long frame, std::string* why) {
   c->slot_frame[size_t(slot)] = frame;
+  c->slot_device[size_t(slot)] = c->slot_mapped[size_t(slot)] = 0;
   if (frame == c->fail_at_launch) {
     *why = "failure forced by GPUEC_GUDCANNY_FAIL_AT_SUBMIT=" + std::to_string(frame);
     return false;
@@ -198,6 +219,14 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
     *why = "depth must be in [1, " + std::to_string(kMaxDepth) + "]";
     return GUDCANNY_EINVAL;
   }
+  if (cfg->cuda_stream && !cfg->cuda_context) {
+    *why = "a CUDA stream without its CUDA context";
+    return GUDCANNY_EINVAL;
+  }
+  if (cfg->cuda_context && cfg->backend == GUDCANNY_BACKEND_CPU) {
+    *why = "a CUDA context of the caller needs backend cuda or auto";
+    return GUDCANNY_EINVAL;
+  }
 
   std::unique_ptr<gudcanny_ctx> c(new (std::nothrow) gudcanny_ctx);
   if (!c) {
@@ -214,6 +243,8 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
     canny::make_candidate_set(cfg->step, c->candidates.data(), int(c->candidates.size()));
     c->pairs.resize(size_t(canny::strip_count(cfg->width)));
     c->slot_frame.assign(size_t(cfg->depth) + 1, -1);
+    c->slot_device.assign(size_t(cfg->depth) + 1, 0);
+    c->slot_mapped.assign(size_t(cfg->depth) + 1, 0);
   } catch (const std::bad_alloc&) {
     *why = "out of memory";
     return GUDCANNY_ENOMEM;
@@ -224,14 +255,17 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
   c->options.n_candidates = int(c->candidates.size());
 
   if (cfg->backend != GUDCANNY_BACKEND_CPU) {
+    // With the caller's context, auto means cuda: the caller's frames are on that device.
+    const bool required = cfg->backend == GUDCANNY_BACKEND_CUDA || cfg->cuda_context;
     std::string reason;
-    if (canny::CudaDetector::available(cfg->device, &reason)) {
-      c->cuda = canny::CudaDetector::create(cfg->width, cfg->height, cfg->device, cfg->depth + 1, &reason);
-      if (!c->cuda && cfg->backend == GUDCANNY_BACKEND_CUDA) {
+    if (canny::CudaDetector::available(cfg->cuda_context ? 0 : cfg->device, &reason)) {
+      c->cuda = canny::CudaDetector::create(cfg->width, cfg->height, cfg->device, cfg->cuda_context, cfg->cuda_stream,
+                                            cfg->depth + 1, &reason);
+      if (!c->cuda && required) {
         *why = "cuda backend: " + reason;
         return GUDCANNY_EBACKEND;
       }
-    } else if (cfg->backend == GUDCANNY_BACKEND_CUDA) {
+    } else if (required) {
       *why = "cuda backend not available: " + reason;
       return GUDCANNY_EUNAVAILABLE;
     }
@@ -260,6 +294,8 @@ void gudcanny_config_default(gudcanny_config* config, int width, int height) {
   config->step = 3;
   config->thresholds = GUDCANNY_STRIP;
   config->depth = 2;
+  config->cuda_context = nullptr;
+  config->cuda_stream = nullptr;
 }
 
 int gudcanny_create(const gudcanny_config* config, gudcanny_ctx** ctx, char* err, size_t err_size) {
@@ -394,6 +430,10 @@ int gudcanny_receive(gudcanny_ctx* ctx, uint8_t* out, ptrdiff_t out_pitch, int h
     return GUDCANNY_EAGAIN;
   }
   const int slot = ctx->head;
+  if (out && ctx->slot_mapped[size_t(slot)]) {
+    set_error(err, err_size, "this frame's edge map went to the device plane given to gudcanny_submit_cuda: out must be NULL");
+    return GUDCANNY_EINVAL;
+  }
   std::string why;
   int status = GUDCANNY_OK;
   if (ctx->cuda) {
@@ -428,6 +468,54 @@ int gudcanny_receive(gudcanny_ctx* ctx, uint8_t* out, ptrdiff_t out_pitch, int h
 }
 
 int gudcanny_pending(const gudcanny_ctx* ctx) { return ctx ? ctx->pending : 0; }
+
+int gudcanny_submit_cuda(gudcanny_ctx* ctx, const uint8_t* plane, ptrdiff_t pitch, uint8_t* out, ptrdiff_t out_pitch,
+                         int how, char* err, size_t err_size) {
+  if (!ctx || !plane) {
+    set_error(err, err_size, "null argument");
+    return GUDCANNY_EINVAL;
+  }
+  if (pitch < ctx->width || pitch > INT_MAX || (out && (out_pitch < ctx->width || out_pitch > INT_MAX))) {
+    set_error(err, err_size, "device plane pitches must be in [width " + std::to_string(ctx->width) + ", INT_MAX]");
+    return GUDCANNY_EINVAL;
+  }
+  if (how != GUDCANNY_OUT_MAP && how != GUDCANNY_OUT_MARK) {
+    set_error(err, err_size, "how must be GUDCANNY_OUT_MAP or GUDCANNY_OUT_MARK");
+    return GUDCANNY_EINVAL;
+  }
+  if (!ctx->cuda) {
+    set_error(err, err_size, "device planes need the cuda backend, and this context is on the cpu backend");
+    return GUDCANNY_EUNAVAILABLE;
+  }
+  if (ctx->pending == ctx->depth) {
+    set_error(err, err_size, std::to_string(ctx->pending) + " frames in flight (depth " + std::to_string(ctx->depth) +
+                                 "): receive one before submitting another");
+    return GUDCANNY_EAGAIN;
+  }
+  const long long frame = ctx->frames++;
+  const int slot = (ctx->head + ctx->pending) % ctx->depth;
+  std::string why;
+  ctx->slot_frame[size_t(slot)] = frame;
+  bool ok;
+  if (frame == ctx->fail_at_launch) {
+    why = "failure forced by GPUEC_GUDCANNY_FAIL_AT_SUBMIT=" + std::to_string(frame);
+    ok = false;
+  } else {
+    ok = ctx->cuda->launch_device(slot, plane, int(pitch), out, int(out_pitch),
+                                  how == GUDCANNY_OUT_MARK ? canny::MapWrite::kMark : canny::MapWrite::kMap,
+                                  ctx->options, &why);
+  }
+  if (!ok) {  // this frame is not taken; any in flight are lost with the device
+    const int rc = drop_device_frames(ctx, &why);
+    set_error(err, err_size, why);
+    return rc;
+  }
+  ctx->slot_device[size_t(slot)] = 1;
+  ctx->slot_mapped[size_t(slot)] = out != nullptr;
+  ++ctx->pending;
+  set_error(err, err_size, "");
+  return GUDCANNY_OK;
+}
 
 int gudcanny_roi_capacity(int width, int height) {
   if (!valid_size(width, height)) return 0;

@@ -188,7 +188,42 @@ TEST(GudCannyC, BackendChoiceWithoutGpu) {
   gudcanny_ctx* ctx = make(64, 48, GUDCANNY_BACKEND_AUTO, 1.0f, 3, GUDCANNY_STRIP, &status, &err);
   ASSERT_EQ(status, GUDCANNY_OK) << err;
   EXPECT_EQ(gudcanny_backend(ctx), GUDCANNY_BACKEND_CPU);
+  char buf[256] = "";
+  uint8_t plane[64 * 48] = {};
+  EXPECT_EQ(gudcanny_submit_cuda(ctx, plane, 64, nullptr, 0, GUDCANNY_OUT_MAP, buf, sizeof buf), GUDCANNY_EUNAVAILABLE);
+  EXPECT_NE(std::string(buf).find("cuda backend"), std::string::npos) << buf;
+  EXPECT_EQ(gudcanny_pending(ctx), 0);
   gudcanny_destroy(ctx);
+  // A CUDA context of the caller (FFmpeg's CUDA frames) and no device: auto does not fall back to the cpu.
+  int fake_context = 0;
+  for (int backend : {GUDCANNY_BACKEND_AUTO, GUDCANNY_BACKEND_CUDA}) {
+    gudcanny_config cfg;
+    gudcanny_config_default(&cfg, 64, 48);
+    cfg.backend = backend;
+    cfg.cuda_context = &fake_context;
+    ctx = reinterpret_cast<gudcanny_ctx*>(&fake_context);
+    EXPECT_EQ(gudcanny_create(&cfg, &ctx, buf, sizeof buf), GUDCANNY_EUNAVAILABLE);
+    EXPECT_EQ(ctx, nullptr);
+    EXPECT_NE(std::string(buf).find(why), std::string::npos) << buf;
+  }
+}
+
+TEST(GudCannyC, CallerContextArgumentErrors) {
+  int fake_context = 0, fake_stream = 0;
+  gudcanny_config cfg;
+  gudcanny_config_default(&cfg, 64, 48);
+  EXPECT_EQ(cfg.cuda_context, nullptr);
+  EXPECT_EQ(cfg.cuda_stream, nullptr);
+  gudcanny_ctx* ctx = nullptr;
+  char buf[256] = "";
+  cfg.cuda_stream = &fake_stream;  // a stream needs its context
+  EXPECT_EQ(gudcanny_create(&cfg, &ctx, buf, sizeof buf), GUDCANNY_EINVAL);
+  EXPECT_NE(std::string(buf).find("stream"), std::string::npos) << buf;
+  cfg.cuda_context = &fake_context;  // the cpu cannot read the caller's device frames
+  cfg.backend = GUDCANNY_BACKEND_CPU;
+  EXPECT_EQ(gudcanny_create(&cfg, &ctx, buf, sizeof buf), GUDCANNY_EINVAL);
+  EXPECT_NE(std::string(buf).find("backend cuda or auto"), std::string::npos) << buf;
+  EXPECT_EQ(ctx, nullptr);
 }
 
 // 40 x 20: macroblocks 16/16/8 wide, 16/4 high.

@@ -6,8 +6,10 @@
  *         that may be in flight (config.depth);
  *   cuda: device buffers (source, edges, pairs, the detect_edges_cuda workspace), depth + 1 slots of
  *         pinned host buffers (source, edge map, pairs) with a CUDA event each, and its own non-blocking
- *         stream. A frame is copied into a slot's pinned source, uploaded once, run through
- *         detect_edges_cuda, and its edge map and pairs are downloaded once into the slot.
+ *         stream (or the caller's CUDA context and stream: config.cuda_context). A frame is copied into a
+ *         slot's pinned source, uploaded once, run through detect_edges_cuda, and its edge map and pairs
+ *         are downloaded once into the slot. A frame already in device memory (gudcanny_submit_cuda) is
+ *         read in place, and its map can be written into a device plane of the caller.
  * Two ways to run a frame: gudcanny_detect (synchronous: the results are there when it returns), and
  * gudcanny_submit / gudcanny_receive (asynchronous: up to `depth` frames in flight, so that the GPU works
  * on frame N while the caller reads frame N+1). No allocation happens in either. The edge map and the
@@ -53,7 +55,7 @@ enum gudcanny_status {
   GUDCANNY_EINVAL = -1,        /* bad argument (size, pitch, sigma, step, backend, null pointer) */
   GUDCANNY_ENOMEM = -2,        /* a host allocation failed */
   GUDCANNY_EUNAVAILABLE = -3,  /* cuda asked for: no CUDA in this build, or no usable device */
-  GUDCANNY_EBACKEND = -4,      /* the backend failed (a CUDA error at create) */
+  GUDCANNY_EBACKEND = -4,      /* the backend failed (a CUDA error at create, or with device frames) */
   GUDCANNY_EAGAIN = -5         /* gudcanny_submit: `depth` frames in flight, receive one first;
                                   gudcanny_receive: no frame in flight */
 };
@@ -75,6 +77,16 @@ typedef struct gudcanny_config {
   int depth;         /* frames that may be submitted and not yet received (gudcanny_submit), 1..16;
                         cuda: one slot of pinned buffers each (2 * width * height bytes), plus one for
                         gudcanny_detect; cpu: one plane each. 2 overlaps one frame with the next */
+  void *cuda_context; /* NULL: the library's own CUDA context and stream, on device `device`. Else a
+                         CUcontext of the caller (FFmpeg: AVCUDADeviceContext.cuda_ctx): every call on
+                         this gudcanny context, gudcanny_destroy included, makes it current for its
+                         duration (cuCtxPushCurrent / cuCtxPopCurrent), the device buffers are allocated
+                         in it, `device` is not used, and it must outlive the gudcanny context. backend
+                         must be cuda or auto, and both mean cuda: without CUDA in this build or with an
+                         unusable context, create fails (GUDCANNY_EUNAVAILABLE, GUDCANNY_EBACKEND) */
+  void *cuda_stream;  /* with cuda_context: the CUstream of that context every call enqueues on, in order
+                         with the caller's own work there (NULL: the context's default stream); the
+                         library never destroys it. Must be NULL without cuda_context */
 } gudcanny_config;
 
 /* The chosen pair of one strip (of the frame in GUDCANNY_FRAME mode), in hundredths; found is 1 when
@@ -91,7 +103,7 @@ typedef struct gudcanny_rect {
 typedef struct gudcanny_ctx gudcanny_ctx;
 
 /* Fills *config with the defaults: backend auto, device 0, sigma 1.0, step 3, strip thresholds, depth 2,
- * and the given size. */
+ * no CUDA context or stream of the caller, and the given size. */
 void gudcanny_config_default(gudcanny_config *config, int width, int height);
 
 /* Creates a context. Returns GUDCANNY_OK and *ctx, or a negative status with *ctx = NULL and the
@@ -132,10 +144,13 @@ enum gudcanny_out {
  * not make the cpu workspace; the frames in flight are lost).
  *
  * gudcanny_receive takes the oldest frame in flight: cuda: waits for its slot's event (only that frame's
- * work; later frames keep running) and copies its edge map out; cpu: detects its edges. out, out_pitch:
+ * work; later frames keep running) and copies its edge map out; cpu: detects its edges. For a frame of
+ * gudcanny_submit_cuda whose map went to a device plane, out must be NULL (GUDCANNY_EINVAL otherwise, the
+ * frame stays in flight). out, out_pitch:
  * as in gudcanny_detect, written as `how` says (enum gudcanny_out); out may be NULL to drop the map.
  * pairs: gudcanny_pair_count entries, or NULL. Returns GUDCANNY_OK, GUDCANNY_FELL_BACK (the output is
- * valid), GUDCANNY_EAGAIN (no frame in flight), GUDCANNY_EINVAL (|out_pitch| < width, bad `how`; the frame
+ * valid), GUDCANNY_EBACKEND (a CUDA error with device frames in flight: see gudcanny_submit_cuda),
+ * GUDCANNY_EAGAIN (no frame in flight), GUDCANNY_EINVAL (|out_pitch| < width, bad `how`; the frame
  * stays in flight) or GUDCANNY_ENOMEM (the cpu workspace could not be made after a fall-back; the frame
  * is lost).
  *
@@ -144,6 +159,30 @@ int gudcanny_submit(gudcanny_ctx *ctx, const uint8_t *plane, ptrdiff_t pitch, ch
 int gudcanny_receive(gudcanny_ctx *ctx, uint8_t *out, ptrdiff_t out_pitch, int how, gudcanny_pair *pairs,
                      char *err, size_t err_size);
 int gudcanny_pending(const gudcanny_ctx *ctx);
+
+/* Frames in device memory (the cuda backend; usually with config.cuda_context, as for FFmpeg's
+ * AV_PIX_FMT_CUDA frames): plane and out are device pointers of the context's CUDA context, with
+ * 0 < pitch, out_pitch <= INT_MAX (>= width). The frame takes a slot like gudcanny_submit's, and
+ * gudcanny_receive returns it in order with the others; no host copy of the plane is made.
+ *
+ * gudcanny_submit_cuda enqueues the detection of `plane` in place: the plane must stay unchanged until
+ * the frame is received (work the caller enqueues later on the same stream runs after the detection).
+ *   out NULL: the edge map is downloaded into the slot, and gudcanny_receive writes it into a host `out`
+ *             as for gudcanny_submit (regions of interest, say).
+ *   out set:  the edge map is written into the device plane `out` as `how` says (enum gudcanny_out), on
+ *             the stream, and nothing is downloaded but the pairs; work enqueued later on the same stream
+ *             may read `out` without waiting. gudcanny_receive must then get out = NULL: it waits for the
+ *             frame and gives its pairs.
+ * Returns GUDCANNY_OK; GUDCANNY_EAGAIN (`depth` frames in flight; nothing taken); GUDCANNY_EINVAL (null
+ * plane, pitches, bad `how`; nothing taken); GUDCANNY_EUNAVAILABLE (the backend in use is cpu: no CUDA
+ * in this build, auto without a device, or after a fall-back); GUDCANNY_EBACKEND (a CUDA error). A CUDA
+ * error while any frame in flight is in device memory (here, or in gudcanny_receive) cannot fall back:
+ * those frames' planes are out of the CPU's reach. Every frame in flight is dropped, the call returns
+ * GUDCANNY_EBACKEND with the CUDA error, and the context is on the cpu backend from then on (host planes
+ * still work, device planes give GUDCANNY_EUNAVAILABLE). With the planes in host memory the usual
+ * fall-back applies (GUDCANNY_FELL_BACK). */
+int gudcanny_submit_cuda(gudcanny_ctx *ctx, const uint8_t *plane, ptrdiff_t pitch, uint8_t *out,
+                         ptrdiff_t out_pitch, int how, char *err, size_t err_size);
 
 /* Edge density per 16x16 macroblock, as regions of interest. A macroblock (the part of it inside the
  * width x height frame at the borders) is selected when it holds at least one edge pixel (value != 0)

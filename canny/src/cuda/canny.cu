@@ -6,13 +6,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
 #include "../pick_pair.h"
+#include "gpu/context.h"
 #include "gpu/cuda_check.h"
 
 namespace canny {
@@ -811,18 +813,21 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
   return {};
 }
 
-// The strip kernels' dynamic shared memory above the default 48 KB, set once per device (the largest
-// strip: dynamic plus static shared memory must fit, and the static part differs per kernel).
+// The strip kernels' dynamic shared memory above the default 48 KB, set once per CUDA context (function
+// attributes belong to a context: a caller's own context, FFmpeg's say, needs them as well as the device's
+// primary one). The largest strip: dynamic plus static shared memory must fit, and the static part differs
+// per kernel.
 gpu::CudaError allow_strip_smem() {
-  static std::atomic<uint64_t> done{0};  // bit d: device d (devices past 63 set it on every call)
-  int dev = 0;
-  GPUEC_CUDA_CHECK(cudaGetDevice(&dev));
-  const uint64_t bit = dev < 64 ? uint64_t(1) << dev : 0;
-  if (bit & done.load(std::memory_order_acquire)) return {};
+  static std::mutex mutex;
+  static std::vector<uint64_t> done;  // context ids (never reused)
+  uint64_t id = 0;
+  if (const gpu::CudaError e = gpu::current_context_id(&id)) return e;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::find(done.begin(), done.end(), id) != done.end()) return {};
   const int bytes = int(size_t(kStripWidth) * kStripMaxRows * (sizeof(uint32_t) + sizeof(uint16_t)));
   GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  done.fetch_or(bit, std::memory_order_release);
+  done.push_back(id);
   return {};
 }
 
