@@ -60,8 +60,10 @@ struct Caller {
     CUcontext c = nullptr;
     CUdevice dev = 0;
     EXPECT_EQ(driver_call<CUresult (*)(CUdevice*, int)>("cuDeviceGet")(&dev, 0), CUDA_SUCCESS);
-    // Not the primary context, as FFmpeg's CUDA device makes it (cuCtxCreate_v2's signature).
-    EXPECT_EQ(driver_call<CUresult (*)(CUcontext*, unsigned, CUdevice)>("cuCtxCreate")(&c, 0, dev), CUDA_SUCCESS);
+    // Not the primary context, as FFmpeg's CUDA device makes it (the entry point of CUDA 12.0 is
+    // cuCtxCreate_v3: no affinity parameters here).
+    EXPECT_EQ(driver_call<CUresult (*)(CUcontext*, void*, int, unsigned, CUdevice)>("cuCtxCreate")(&c, nullptr, 0, 0, dev),
+              CUDA_SUCCESS);
     if (own_stream) {
       CUstream s = nullptr;
       EXPECT_EQ(driver_call<CUresult (*)(CUstream*, unsigned)>("cuStreamCreate")(&s, CU_STREAM_NON_BLOCKING),
