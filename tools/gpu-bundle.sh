@@ -2,7 +2,8 @@
 # Collects the built GPU tests and benchmarks into one folder that can be copied to a GPU machine,
 # with run.sh, which runs them all there and writes the logs. See README "GPU machine".
 # Also the host programs the GPU benchmarks drive (x264 builds, gpuec-clip) when a build has them, and
-# the benchmark scripts (tools/bench-cavlcu.sh, tools/plot-cavlcu.py, tools/bench-ffmpeg-gudcanny.sh).
+# the benchmark scripts (tools/bench-cavlcu.sh, tools/plot-cavlcu.py, tools/bench-ffmpeg-gudcanny.sh,
+# tools/bench-ffmpeg-pipeline.sh) and tools/gpu-ffmpeg-cuda.sh.
 # With --ffmpeg, also our ffmpeg and its test script (tests/ffmpeg) with what its cases need, run by run.sh.
 set -euo pipefail
 
@@ -89,7 +90,8 @@ copy_libs() {  # exe dest
 for exe in "$out"/bin/*; do copy_libs "$exe" "$out/lib"; done
 for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
 cp "$here/gpu-run.sh" "$out/run.sh"
-cp "$here/bench-cavlcu.sh" "$here/plot-cavlcu.py" "$here/bench-ffmpeg-gudcanny.sh" "$here/reentropy-conformance.sh" "$out/"
+cp "$here/bench-cavlcu.sh" "$here/plot-cavlcu.py" "$here/bench-ffmpeg-gudcanny.sh" "$here/reentropy-conformance.sh" \
+   "$here/gpu-ffmpeg-cuda.sh" "$here/bench-ffmpeg-pipeline.sh" "$out/"
 if [ -n "$ffmpeg" ]; then
   mkdir -p "$out/ffmpeg" "$out/data/sequences"
   cp "$ffmpeg" "$out/ffmpeg/ffmpeg"

@@ -4,7 +4,8 @@
 #   *bench*  benchmarks: plain run
 #   avc-reentropy  (with data/conformance) tools/reentropy-conformance.sh --backend cuda
 #   ffmpeg/  (gpu-bundle.sh --ffmpeg) the cases of ffmpeg_test.py listed in ffmpeg/cases with our ffmpeg; exit
-#            77 (skipped: no usable CUDA device) counts as failed here
+#            77 (skipped: no usable CUDA device) counts as failed here; then gpu-ffmpeg-cuda.sh (gudcanny on
+#            CUDA frames against system frames, errors, sanitizers) on foreman_cif encoded by our ffmpeg
 # Logs and JUnit XML go to LOGDIR (argument, else $OUT, else BUNDLE/logs); the last line is
 # 'N passed, M failed'. Exit status 0 only if everything passed.
 set -u
@@ -69,6 +70,18 @@ if [ -x "$here/ffmpeg/ffmpeg" ]; then
     done
   else
     record "ffmpeg_test.py (no python3 on this machine)" 1
+  fi
+  # The CUDA-frame pipelines against the software ones, the errors, compute-sanitizer on NVDEC runs;
+  # the clip: foreman_cif in H.264 (mp4), encoded here by our ffmpeg.
+  clip_y4m="$GPUEC_SHARED_DIR/sequences/foreman_cif.y4m.xz"
+  if [ -f "$here/gpu-ffmpeg-cuda.sh" ] && [ -f "$clip_y4m" ] && command -v python3 >/dev/null; then
+    python3 -c 'import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' "$clip_y4m" |
+      "$here/ffmpeg/ffmpeg" -hide_banner -nostdin -loglevel error -y -i - -c:v libx264 -preset veryfast \
+        -threads 4 "$logs/foreman_cif.mp4"
+    bash "$here/gpu-ffmpeg-cuda.sh" --ffmpeg "$here/ffmpeg/ffmpeg" --input "$logs/foreman_cif.mp4" \
+      --out "$logs/ffmpeg-cuda" >"$logs/ffmpeg-cuda.log" 2>&1
+    record "gpu-ffmpeg-cuda.sh" $?
+    grep -E '^FAIL|passed,' "$logs/ffmpeg-cuda.log" | sed 's/^/    /'
   fi
 fi
 echo "$pass passed, $fail failed" | tee -a "$summary"

@@ -12,6 +12,11 @@ fi
 
 PKGS=(build-essential cmake ninja-build pkg-config nasm dpkg-dev patch xz-utils
       libgtest-dev googletest ffmpeg libjpeg-dev python3 libxxhash-dev)
+# Our ffmpeg (plugin/ffmpeg/build-ffmpeg.sh): NVIDIA's codec headers, clang for FFmpeg's CUDA filters,
+# patchelf for its RPATH, and the -dev packages of the Debian libraries it links.
+PKGS+=(libffmpeg-nvenc-dev clang patchelf zlib1g-dev libbz2-dev liblzma-dev libdav1d-dev libopus-dev
+       libmp3lame-dev libvorbis-dev libfreetype-dev libfontconfig-dev libfribidi-dev
+       libsoxr-dev libzimg-dev)
 
 enable_deb_src() {
   # Already have a deb-src entry for the main archive?

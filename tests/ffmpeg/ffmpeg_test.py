@@ -22,6 +22,21 @@ CASE (each one CTest test, tests/ffmpeg/CMakeLists.txt):
                pass unchanged and in order, for the three modes
   cuda         backend=cuda gives the reference bytes, and the cpu backend's frames in overlay and roi mode
                and with -frames:v; exit 77 (skipped) without a usable CUDA device
+  containers   an mp4 (H.264 + AAC), a mkv (H.264 + Opus) and a mov (H.264 + AAC) made by our ffmpeg from
+               lavfi sources: the edge maps of their video equal the stored container_edges.framemd5 (the
+               same video in each); `-vf gudcanny=mode=roi -c:v libx264 -profile:v baseline -x264-params
+               gpu-entropy=cpu -c:a copy` keeps every audio packet, gives the video bitstream of
+               gpu-entropy=off byte for byte (compared as Annex B after h264_mp4toannexb), runs the stage,
+               and decodes cleanly (-err_detect explode -xerror)
+  build        what a user's ffmpeg has: -f lavfi -i testsrc2, demuxers, decoders, encoders, filters
+               (drawtext, scale_cuda where built), -hwaccels lists cuda, hwupload_cuda, h264_cuvid
+  outputs      a failed run leaves no output file and keeps the file it would have replaced (its bytes and
+               mode), a successful one replaces it (mode kept) or creates it, through a symbolic link the
+               target is replaced and the link stays, /dev/null and pipes are written in place, and no
+               temporary file is left in the folder
+  hw-errors    without a usable CUDA device: -hwaccel cuda, -init_hw_device cuda and hwupload_cuda into
+               gudcanny fail with FFmpeg's hardware errors, exit != 0 and no output file is left
+               (exit 77 on a machine with a CUDA device)
 Clips: GPUEC_SEQUENCES or GPUEC_SHARED_DIR/sequences (default ../shared next to the repository;
 foreman_qcif.y4m.xz, foreman_cif.y4m.xz); exit 77 when they are missing. Exit 0 pass, 1 fail, 2 usage.
 """
@@ -45,7 +60,12 @@ FRAMEMD5_CASES = {
     "gray_edges": ("gudcanny", "gray"),
     "yuv444_edges": ("gudcanny=mode=edges:step=1", "444"),
     "yuv444_overlay": ("gudcanny=mode=overlay", "444"),
+    "nv12_edges": ("format=nv12,gudcanny", "420"),
+    "nv12_overlay_sigma2": ("format=nv12,gudcanny=mode=overlay:sigma=2.0", "420"),
 }
+# Cases whose frames, converted back to yuv420p (lossless from nv12), must equal another case's reference.
+SAME_AS = {"nv12_edges": ("format=nv12,gudcanny,format=yuv420p", "edges"),
+           "nv12_overlay_sigma2": ("format=nv12,gudcanny=mode=overlay:sigma=2.0,format=yuv420p", "overlay_sigma2")}
 
 failures = []
 
@@ -163,6 +183,12 @@ def case_framemd5(env):
         ok = check(r.stdout == want, f"{name}: -vf {graph} ({variant}, {len(lines)} frames) equals {os.path.basename(ref)}")
         if not ok:
             print("got:\n" + r.stdout.decode())
+        if name in SAME_AS:
+            graph2, other = SAME_AS[name]
+            r2 = framemd5_of(env, graph2, variant)
+            with open(os.path.join(env.args.ref_dir, other + ".framemd5"), "rb") as f:
+                check(r2.returncode == 0 and md5_lines(r2.stdout) == md5_lines(f.read()),
+                      f"{name}: -vf {graph2} gives the frames of {other}.framemd5 (nv12 in, the same edges)")
 
 
 def case_tool(env):
@@ -478,8 +504,175 @@ def case_cuda(env):
               f"({len(md5_lines(outs['cuda'].stdout))}) and regions ({len(rois['cuda'])})")
 
 
+# The containers of case_containers: extension -> audio encoder options. The video is the same in all.
+CONTAINERS = {"mp4": ["-c:a", "aac", "-b:a", "96k"], "mkv": ["-c:a", "libopus", "-b:a", "64k"],
+              "mov": ["-c:a", "aac", "-b:a", "96k"]}
+BITEXACT = ["-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact"]
+
+
+def make_container(env, ext):
+    """A 2 s clip (testsrc2 320x240 at 25 fps, libx264; a 440 Hz sine, stereo 48 kHz) made from lavfi."""
+    out = env.path(f"in.{ext}")
+    r = env.ff("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi",
+               "-i", "sine=frequency=440:sample_rate=48000:duration=2", "-ac", "2", "-c:v", "libx264",
+               "-preset", "veryfast", "-threads", "1", "-pix_fmt", "yuv420p", *CONTAINERS[ext], *BITEXACT, out)
+    return out if check(r.returncode == 0, f"{ext}: made from -f lavfi testsrc2 + sine") else print(tail(r.stderr))
+
+
+def packets(env, path, stream):
+    """framemd5 of the packets of one stream, copied (no decode): size and md5 of each packet."""
+    r = env.ff("-i", path, "-map", f"0:{stream}", "-c", "copy", "-f", "framemd5", "-")
+    return md5_lines(r.stdout) if r.returncode == 0 else None
+
+
+def case_containers(env):
+    ref = os.path.join(env.args.ref_dir, "container_edges.framemd5")
+    for ext in CONTAINERS:
+        src = make_container(env, ext)
+        if not src:
+            continue
+        probe = env.ff("-i", src)
+        text = probe.stderr.decode(errors="replace")
+        check("Video: h264" in text and ("Audio: aac" in text if ext != "mkv" else "Audio: opus" in text),
+              f"{ext}: ffmpeg -i shows the H.264 video and the {'Opus' if ext == 'mkv' else 'AAC'} audio")
+        edges = env.ff("-i", src, "-map", "0:v", "-vf", "gudcanny", "-bitexact", "-f", "framemd5", "-")
+        if env.args.update and ext == "mp4":
+            with open(ref, "wb") as f:
+                f.write(edges.stdout)
+            print(f"     wrote {ref}")
+        with open(ref, "rb") as f:
+            want = md5_lines(f.read())
+        check(edges.returncode == 0 and len(want) == 50 and md5_lines(edges.stdout) == want,
+              f"{ext}: the edge maps of its 50 video frames equal container_edges.framemd5")
+        streams = {}
+        for backend in ("cpu", "off"):
+            out = env.path(f"out_{backend}.{ext}")
+            r = env.ff("-i", src, "-map", "0", "-vf", "gudcanny=mode=roi", "-c:v", "libx264", "-profile:v", "baseline",
+                       "-threads", "1", "-x264-params", f"gpu-entropy={backend}", "-c:a", "copy", *BITEXACT, out)
+            if not check(r.returncode == 0, f"{ext}: gudcanny=mode=roi + libx264 gpu-entropy={backend} + -c:a copy"):
+                print(tail(r.stderr))
+                break
+            if backend == "cpu":
+                check(b"gpu-entropy: cpu stage on" in r.stderr, f"{ext}: the cpu stage ran")
+            annexb = env.path(f"out_{backend}_{ext}.264")
+            a = env.ff("-i", out, "-map", "0:v", "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", annexb)
+            check(a.returncode == 0, f"{ext}: gpu-entropy={backend}: the video copied out as Annex B")
+            streams[backend] = (out, digest(annexb) if a.returncode == 0 else None)
+        if len(streams) < 2:
+            continue
+        out = streams["cpu"][0]
+        check(streams["cpu"][1] is not None and streams["cpu"][1] == streams["off"][1],
+              f"{ext}: the video bitstream with gpu-entropy=cpu equals gpu-entropy=off byte for byte")
+        src_audio, out_audio = packets(env, src, "a"), packets(env, out, "a")
+        check(bool(src_audio) and src_audio == out_audio,
+              f"{ext}: -c:a copy keeps the {len(src_audio or [])} audio packets (size and md5 of each)")
+        d = env.ff("-err_detect", "explode", "-xerror", "-i", out, "-map", "0", "-f", "framemd5", "-")
+        video = [l for l in md5_lines(d.stdout) if l.startswith("0,")]
+        check(d.returncode == 0 and len(video) == 50,
+              f"{ext}: the output decodes cleanly with -err_detect explode -xerror ({len(video)} video frames)")
+
+
+def listed(env, what):
+    r = env.ff(f"-{what}")
+    return r.stdout.decode(errors="replace")
+
+
+def case_build(env):
+    r = env.ff("-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=0.5", "-f", "null", "-")
+    check(r.returncode == 0 and b"frame=    5" in r.stderr.replace(b"\r", b"\n"), "-f lavfi -i testsrc2 gives 5 frames")
+    hw = listed(env, "hwaccels").split()
+    check("cuda" in hw, "-hwaccels lists cuda")
+    wanted = {"demuxers": ["mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "mpegts", "lavfi", "hls", "flv", "wav"],
+              "muxers": ["mp4", "matroska", "mov", "mpegts", "hls", "webm", "framemd5"],
+              "decoders": ["h264", "hevc", "libdav1d", "aac", "opus", "mp3float", "h264_cuvid", "hevc_cuvid", "vp9"],
+              "encoders": ["libx264", "aac", "libopus", "libmp3lame", "flac", "mjpeg", "rawvideo"],
+              "filters": ["gudcanny", "hwupload_cuda", "hwdownload", "scale", "drawtext", "edgedetect", "aresample",
+                          "scale_cuda", "yadif_cuda"],
+              "bsfs": ["h264_mp4toannexb", "aac_adtstoasc"], "protocols": ["file", "pipe", "tcp", "http"]}
+    for what, names in wanted.items():
+        text = listed(env, what)
+        words = set(re.findall(r"[\w,.-]+", text))
+        missing = [n for n in names if n not in words]
+        check(not missing, f"-{what} lists {', '.join(names)}" + (f" (missing: {', '.join(missing)})" if missing else ""))
+
+
+def case_hw_errors(env):
+    r = env.ff("-init_hw_device", "cuda", "-f", "lavfi", "-i", "testsrc2=duration=0.2", "-f", "null", "-")
+    if r.returncode == 0:
+        print("skipped: a usable CUDA device is present (the GPU machine runs tools/gpu-ffmpeg-cuda.sh)")
+        sys.exit(SKIP)
+    src = make_container(env, "mp4")
+    if not src:
+        return
+    for name, args in (("-hwaccel cuda -hwaccel_output_format cuda",
+                        ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", src, "-vf",
+                         "gudcanny,hwdownload,format=nv12"]),
+                       ("-init_hw_device cuda + hwupload_cuda",
+                        ["-init_hw_device", "cuda=gpu", "-filter_hw_device", "gpu", "-i", src, "-vf",
+                         "format=yuv420p,hwupload_cuda,gudcanny,hwdownload,format=yuv420p"]),
+                       ("hwupload_cuda (its own device)",
+                        ["-i", src, "-vf", "format=yuv420p,hwupload_cuda,gudcanny,hwdownload,format=yuv420p"]),
+                       ("gudcanny=backend=cuda on system frames", ["-i", src, "-vf", "gudcanny=backend=cuda"])):
+        out = env.path("hw_error.mp4")
+        if os.path.exists(out):
+            os.unlink(out)
+        r = env.ff(*args, "-c:v", "libx264", "-an", out)
+        msg = r.stderr.decode(errors="replace")
+        said = re.search(r"(Device creation failed|Cannot load libcuda|cuda backend not available|"
+                         r"No device available|Failed setup for format cuda|cuInit)", msg)
+        check(r.returncode != 0 and said is not None,
+              f"{name} without a device: exit {r.returncode}, says \"{said.group(0) if said else tail(r.stderr, 2)}\"")
+        check(not os.path.exists(out), f"{name} without a device: no output file left")
+
+
+def case_outputs(env):
+    clip = env.clip("foreman_qcif")[0]
+    d = env.path("outputs")
+    os.makedirs(d, exist_ok=True)
+    old = os.path.join(d, "old.mp4")
+
+    def leftovers():
+        return sorted(n for n in os.listdir(d) if n.startswith("."))
+
+    with open(old, "wb") as f:
+        f.write(b"precious")
+    os.chmod(old, 0o640)
+    for why, vf in (("a filter that cannot start", "gudcanny=backend=cuda:device=99"),
+                    ("an unknown filter option", "gudcanny=nosuch=1")):
+        r = env.ff("-i", clip, "-vf", vf, "-c:v", "libx264", old)
+        check(r.returncode != 0 and open(old, "rb").read() == b"precious" and os.stat(old).st_mode & 0o777 == 0o640,
+              f"failed run ({why}): exit {r.returncode}, the existing file keeps its bytes and mode")
+    r = env.ff("-i", clip, "-c:v", "libx264", "-t", "0.1", old)
+    check(r.returncode == 0 and open(old, "rb").read(8) != b"precious" and os.stat(old).st_mode & 0o777 == 0o640,
+          "successful run: the file is replaced, its mode kept")
+    new = os.path.join(d, "new.mkv")
+    r = env.ff("-i", clip, "-vf", "gudcanny=backend=cuda:device=99", new)
+    check(r.returncode != 0 and not os.path.exists(new), "failed run: no new file")
+    r = env.ff("-i", clip, "-t", "0.1", new)
+    mask = os.umask(0)
+    os.umask(mask)
+    check(r.returncode == 0 and os.path.getsize(new) > 0 and os.stat(new).st_mode & 0o777 == 0o666 & ~mask,
+          "successful run: a new file with mode 0666 & ~umask")
+    link = os.path.join(d, "link.mkv")
+    os.symlink("new.mkv", link)
+    r = env.ff("-i", clip, "-t", "0.2", link)
+    check(r.returncode == 0 and os.path.islink(link) and os.path.getsize(new) > 0,
+          "through a symbolic link: the link stays, its target is replaced")
+    r = env.ff("-i", clip, "-t", "0.1", "-f", "matroska", "/dev/null")
+    check(r.returncode == 0 and os.path.exists("/dev/null") and not os.path.isfile("/dev/null"),
+          "/dev/null is written in place (still a device)")
+    r = env.ff("-i", clip, "-t", "0.1", "-f", "matroska", "-")
+    check(r.returncode == 0 and r.stdout[:4] == b"\x1a\x45\xdf\xa3", "'-' writes to stdout")
+    faststart = os.path.join(d, "fast.mp4")
+    r = env.ff("-i", clip, "-c:v", "libx264", "-movflags", "+faststart", faststart)
+    check(r.returncode == 0 and b"moov" in open(faststart, "rb").read(64),
+          "-movflags +faststart (the muxer reopens its file) works, moov first")
+    check(leftovers() == [], f"no temporary file left in the folder {leftovers()}")
+
+
 CASES = {"framemd5": case_framemd5, "tool": case_tool, "roi": case_roi, "gpu-entropy": case_gpu_entropy,
-         "bad-params": case_bad_params, "bad-options": case_bad_options, "delay": case_delay, "cuda": case_cuda}
+         "bad-params": case_bad_params, "bad-options": case_bad_options, "delay": case_delay, "cuda": case_cuda,
+         "containers": case_containers, "build": case_build, "hw-errors": case_hw_errors, "outputs": case_outputs}
 
 
 def main():
