@@ -6,9 +6,10 @@
 #   (b) CPU decode, gudcanny=mode=roi (cuda) on system frames, gpu-entropy=cuda
 #   (c) NVDEC, gudcanny=mode=roi on CUDA frames, hwdownload, gpu-entropy=cuda
 #   (d) NVDEC, no pre-analysis, hwdownload, gpu-entropy=cuda
-# each for x264 ultrafast QP 10, ultrafast QP 26 and veryfast CRF 23; and the filter alone (-f null):
-# NVDEC's first --loop-frames frames looped (the loop filter re-sends references, no copy) through
-# gudcanny on CUDA frames and on system frames, against the same graph with null in its place.
+# each for x264 ultrafast QP 10, ultrafast QP 26 and veryfast CRF 23; and the filter alone (-f null): the
+# clip's first 50 frames, uploaded once as nv12 CUDA frames (hwupload_cuda) or kept as system frames, looped
+# to 6000 (the loop filter re-sends references, no copy), through gudcanny, against the same graph with
+# null in its place. (NVDEC's own frames cannot be looped: its decoder surfaces run out.)
 #
 #   tools/bench-ffmpeg-pipeline.sh --ffmpeg PATH --image PHOTO.jpg [--out DIR] [--frames N] [--repeat R]
 #
@@ -48,10 +49,10 @@ clip_bytes=$(stat -c %s "$clip")
 
 now() { date +%s.%N; }
 # median wall seconds of `repeat` runs of a command (after one unmeasured warm-up run)
-measure() {  # label, args...
+measure() {  # label, args...: prints the median, or "failed" (with the log on stderr)
   local label=$1 t0 t1 times=()
   shift
-  F "$@" >/dev/null 2>"$work/err.log" || { cat "$work/err.log" >&2; echo "bench-ffmpeg-pipeline: $label failed" >&2; exit 1; }
+  F "$@" >/dev/null 2>"$work/err.log" || { tail -5 "$work/err.log" >&2; echo "bench-ffmpeg-pipeline: $label failed" >&2; echo failed; return; }
   for _ in $(seq "$repeat"); do
     t0=$(now)
     F "$@" >/dev/null 2>>"$work/err.log"
@@ -61,7 +62,9 @@ measure() {  # label, args...
   done
   printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'
 }
-calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; }  # expression, decimals
+calc() {  # expression, decimals; "-" when a term is a failed measurement
+  [[ "$1" != *failed* && "$1" != *"- /"* && "$1" != *"/ -"* ]] && awk "BEGIN { printf \"%.${2:-1}f\", $1 }" || echo "-"
+}
 fps() { calc "$1 / $2"; }
 
 : >"$out/runs.tsv"
@@ -98,20 +101,21 @@ lp="loop=loop=$loops:size=$loop_frames:start=0"
 echo "bench-ffmpeg-pipeline: the filter alone" >&2
 {
   echo
-  echo "## gudcanny alone, 1080p, C_0.03 strips: $loop_frames decoded frames looped to $loop_total (-f null)"
+  echo "## gudcanny alone, 1080p, C_0.03 strips: $loop_frames decoded frames looped to $loop_total (-f null); CUDA: nv12 uploaded once"
   echo
   echo "| frames | graph | median s | fps | filter ms/frame (minus the null graph) |"
   echo "|---|---|---:|---:|---:|"
 } >>"$out/bench.md"
 for kind in cuda system; do
-  if [ $kind = cuda ]; then in=("${nvdec[@]}" -i "$clip"); else in=(-i "$clip"); fi
-  tn=$(measure "alone $kind null" "${in[@]}" -vf "$lp,null" -frames:v "$loop_total" -f null -)
+  pre="format=nv12,hwupload_cuda,$lp"
+  [ $kind = cuda ] || pre="$lp"
+  tn=$(measure "alone $kind null" -i "$clip" -vf "$pre,null" -frames:v "$loop_total" -f null -)
   for mode in edges roi overlay; do
-    tg=$(measure "alone $kind $mode" "${in[@]}" -vf "$lp,gudcanny=mode=$mode" -frames:v "$loop_total" -f null -)
-    echo "| $kind | $lp,gudcanny=mode=$mode | $tg | $(fps "$loop_total" "$tg") | $(calc "($tg - $tn) * 1000 / $loop_total" 3) |" \
+    tg=$(measure "alone $kind $mode" -i "$clip" -vf "$pre,gudcanny=mode=$mode" -frames:v "$loop_total" -f null -)
+    echo "| $kind | $pre,gudcanny=mode=$mode | $tg | $(fps "$loop_total" "$tg") | $(calc "($tg - $tn) * 1000 / $loop_total" 3) |" \
       >>"$out/bench.md"
   done
-  echo "| $kind | $lp,null | $tn | $(fps "$loop_total" "$tn") | |" >>"$out/bench.md"
+  echo "| $kind | $pre,null | $tn | $(fps "$loop_total" "$tn") | |" >>"$out/bench.md"
 done
 {
   echo

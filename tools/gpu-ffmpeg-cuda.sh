@@ -36,7 +36,7 @@ pass() { echo "PASS $1" | tee -a "$summary"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1${2:+: $2}" | tee -a "$summary"; failed=$((failed + 1)); }
 F() { "$ffmpeg" -hide_banner -nostdin -loglevel error "$@"; }
 nvdec=(-hwaccel cuda -hwaccel_output_format cuda)
-has() { "$ffmpeg" -hide_banner "-$1" 2>/dev/null | grep -qw -- "$2"; }
+has() { "$ffmpeg" -hide_banner "-$1" 2>/dev/null | grep -w -- "$2" >/dev/null; }  # no -q: ffmpeg would get SIGPIPE
 
 # framemd5 of a pipeline into $work/NAME.md5 (the stream header lines dropped: they name the input).
 md5_of() {  # name, ffmpeg args...

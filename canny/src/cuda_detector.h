@@ -31,10 +31,12 @@ class CudaDetector {
   // Whether create() can be tried on device `device` (cuda_device_usable; in builds without CUDA: no, and
   // why). false with the reason in *why.
   static bool available(int device, std::string* why);
-  // Frames of width x height, slots >= 1. context null: device `device` (a valid ordinal), its primary
-  // context and a non-blocking stream of the detector's own. context a CUcontext of the caller: every call
-  // (the destructor too) makes it current for its duration and enqueues on `stream` (a CUstream of that
-  // context; null: its default stream); `device` is not used. nullptr with the reason in *why.
+  // Frames of width x height, slots >= 1; the work runs on a non-blocking stream of the detector's own.
+  // context null: device `device` (a valid ordinal) and its primary context. context a CUcontext of the
+  // caller: every call (the destructor too) makes it current for its duration, and launch_device orders
+  // its work after the caller's earlier work on `stream` (a CUstream of that context; null: its default
+  // stream) and, when it writes into a plane of the caller, the caller's later work on `stream` after it;
+  // `device` is not used. nullptr with the reason in *why.
   static std::unique_ptr<CudaDetector> create(int width, int height, int device, void* context, void* stream,
                                               int slots, std::string* why);
   virtual ~CudaDetector() = default;  // waits for the stream
@@ -57,6 +59,9 @@ class CudaDetector {
   virtual bool wait(int slot, std::string* why) = 0;
   virtual const uint8_t* edges(int slot) const = 0;
   virtual const ThresholdPair* pairs(int slot) const = 0;
+  // Edge pixels per 16x16 macroblock (its part inside the frame), ceil(width / 16) * ceil(height / 16)
+  // entries in raster order, of the slot's last launch whose map was not written into a caller's plane.
+  virtual const uint16_t* mb_counts(int slot) const = 0;
 };
 
 }  // namespace canny

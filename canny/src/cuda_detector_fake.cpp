@@ -29,6 +29,7 @@ class FakeDetector final : public CudaDetector {
   uint8_t* source(int slot) override { return slots_[size_t(slot)].src.data(); }
   const uint8_t* edges(int slot) const override { return slots_[size_t(slot)].edges.data(); }
   const ThresholdPair* pairs(int slot) const override { return slots_[size_t(slot)].pairs.data(); }
+  const uint16_t* mb_counts(int slot) const override { return slots_[size_t(slot)].counts.data(); }
 
   bool launch(int slot, const Options& options, std::string* why) override {
     return launch_device(slot, nullptr, width_, nullptr, 0, MapWrite::kMap, options, why);
@@ -45,6 +46,7 @@ class FakeDetector final : public CudaDetector {
     s.out_pitch = out_pitch;
     s.write = write;
     if (!out) s.edges.assign(s.edges.size(), 0x77);
+    s.counts.assign(s.counts.size(), 0x7777);
     s.pairs.assign(s.pairs.size(), ThresholdPair{-9, -9, -9});
     return true;
   }
@@ -61,6 +63,10 @@ class FakeDetector final : public CudaDetector {
       *why = "detect_edges_ref failed with status " + std::to_string(rc);
       return false;
     }
+    const int mbw = (width_ + 15) / 16;
+    s.counts.assign(size_t(mbw) * ((height_ + 15) / 16), 0);
+    for (int y = 0; !s.out && y < height_; ++y)
+      for (int x = 0; x < width_; ++x) s.counts[size_t(y / 16) * mbw + x / 16] += dst[size_t(y) * width_ + x] != 0;
     for (int y = 0; s.out && y < height_; ++y) {
       uint8_t* o = s.out + size_t(y) * s.out_pitch;
       const uint8_t* m = dst + size_t(y) * width_;
@@ -74,6 +80,7 @@ class FakeDetector final : public CudaDetector {
   struct Slot {
     std::vector<uint8_t> src, edges;
     std::vector<ThresholdPair> pairs;
+    std::vector<uint16_t> counts;
     Options options;
     bool launched = false;
     const uint8_t* plane = nullptr;  // launch_device's plane, or null: src

@@ -280,6 +280,115 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
   return GUDCANNY_OK;
 }
 
+constexpr int kMaxMbRow = (canny::kMaxDim + kMbSize - 1) / kMbSize;
+
+bool valid_regions_args(double density, const gudcanny_rect* out, int capacity) {
+  return density >= 0.0 && density <= 1.0 && capacity >= 0 && (capacity == 0 || out);
+}
+
+// The regions of macroblock row my from its edge counts (count[mx], mx < mbw), appended at *n: selected
+// macroblocks (count > 0 and count >= density * its pixels inside the frame) of the row that touch are
+// merged into one rectangle; *n counts every rectangle, those past capacity are not written.
+template <typename Count>
+void row_regions(const Count* count, int mbw, int my, int width, int height, double density, gudcanny_rect* out,
+                 int capacity, int* n) {
+  const int y0 = my * kMbSize, y1 = std::min(height, y0 + kMbSize);
+  int run_start = -1;  // first macroblock of the open run
+  for (int mx = 0; mx <= mbw; ++mx) {
+    bool selected = false;
+    if (mx < mbw) {
+      const int x0 = mx * kMbSize, x1 = std::min(width, x0 + kMbSize);
+      selected = count[mx] > 0 && double(count[mx]) >= density * double((x1 - x0) * (y1 - y0));
+    }
+    if (selected && run_start < 0) run_start = mx;
+    if (!selected && run_start >= 0) {
+      if (*n < capacity) out[*n] = {run_start * kMbSize, y0, std::min(width, mx * kMbSize), y1};
+      ++*n;
+      run_start = -1;
+    }
+  }
+}
+
+struct Regions {  // gudcanny_receive_regions's arguments and result
+  double density;
+  gudcanny_rect* rects;
+  int capacity;
+  int count;
+};
+
+// gudcanny_receive, and gudcanny_receive_regions when `regions` is given: the regions of the frame (from
+// the cuda backend's macroblock counts, or from the map the cpu detects into region_map) instead of a map.
+int receive(gudcanny_ctx* ctx, uint8_t* out, ptrdiff_t out_pitch, int how, gudcanny_pair* pairs, char* err,
+            size_t err_size, Regions* regions) {
+  if (!ctx) {
+    set_error(err, err_size, "null argument");
+    return GUDCANNY_EINVAL;
+  }
+  if (how != GUDCANNY_OUT_MAP && how != GUDCANNY_OUT_MARK) {
+    set_error(err, err_size, "how must be GUDCANNY_OUT_MAP or GUDCANNY_OUT_MARK");
+    return GUDCANNY_EINVAL;
+  }
+  if (out && magnitude(out_pitch) < ctx->width) {
+    set_error(err, err_size, "pitch smaller than the width " + std::to_string(ctx->width));
+    return GUDCANNY_EINVAL;
+  }
+  if (ctx->pending == 0) {
+    set_error(err, err_size, "no frame in flight: submit one first");
+    return GUDCANNY_EAGAIN;
+  }
+  const int slot = ctx->head;
+  if ((out || regions) && ctx->slot_mapped[size_t(slot)]) {
+    set_error(err, err_size, "this frame's edge map went to the device plane given to gudcanny_submit_cuda: out must be NULL");
+    return GUDCANNY_EINVAL;
+  }
+  std::string why;
+  int status = GUDCANNY_OK;
+  if (ctx->cuda) {
+    if (wait_cuda(ctx, slot, &why)) {
+      if (out) write_map(out, out_pitch, ctx->cuda->edges(slot), ctx->width, ctx->width, ctx->height, how);
+      if (regions) {
+        const uint16_t* mb = ctx->cuda->mb_counts(slot);
+        const int mbw = (ctx->width + kMbSize - 1) / kMbSize, mbh = (ctx->height + kMbSize - 1) / kMbSize;
+        for (int my = 0; my < mbh; ++my)
+          row_regions(mb + size_t(my) * mbw, mbw, my, ctx->width, ctx->height, regions->density, regions->rects,
+                      regions->capacity, &regions->count);
+      }
+      copy_pairs(pairs, ctx->cuda->pairs(slot), ctx->pairs.size());
+      ctx->head = (ctx->head + 1) % ctx->depth;
+      --ctx->pending;
+      set_error(err, err_size, "");
+      return GUDCANNY_OK;
+    }
+    status = GUDCANNY_FELL_BACK;
+    const int rc = fall_back(ctx, &why);  // the planes in flight move to the cpu slots
+    if (rc != GUDCANNY_OK) {
+      set_error(err, err_size, why);
+      return rc;
+    }
+  }
+  std::string cpu_why;
+  int rc = prepare_cpu(ctx, &cpu_why);
+  if (rc == GUDCANNY_OK && regions) {
+    out = ctx->staging_out.data();  // detect_cpu writes the map there in any case: no copy
+    out_pitch = ctx->width;
+    how = GUDCANNY_OUT_MAP;
+  }
+  if (rc == GUDCANNY_OK)
+    rc = detect_cpu(ctx, ctx->planes[size_t(slot)].data(), ctx->width, out, out_pitch, how, &cpu_why);
+  if (rc == GUDCANNY_OK && regions)
+    regions->count = gudcanny_roi_regions(out, ctx->width, ctx->width, ctx->height, regions->density, regions->rects,
+                                          regions->capacity);
+  ctx->head = (ctx->head + 1) % ctx->depth;
+  --ctx->pending;
+  if (rc != GUDCANNY_OK) {
+    set_error(err, err_size, status == GUDCANNY_FELL_BACK ? why + "; then: " + cpu_why : cpu_why);
+    return rc;
+  }
+  copy_pairs(pairs, ctx->pairs.data(), ctx->pairs.size());
+  set_error(err, err_size, why);
+  return status;
+}
+
 }  // namespace
 
 extern "C" {
@@ -413,58 +522,7 @@ int gudcanny_submit(gudcanny_ctx* ctx, const uint8_t* plane, ptrdiff_t pitch, ch
 
 int gudcanny_receive(gudcanny_ctx* ctx, uint8_t* out, ptrdiff_t out_pitch, int how, gudcanny_pair* pairs, char* err,
                      size_t err_size) {
-  if (!ctx) {
-    set_error(err, err_size, "null argument");
-    return GUDCANNY_EINVAL;
-  }
-  if (how != GUDCANNY_OUT_MAP && how != GUDCANNY_OUT_MARK) {
-    set_error(err, err_size, "how must be GUDCANNY_OUT_MAP or GUDCANNY_OUT_MARK");
-    return GUDCANNY_EINVAL;
-  }
-  if (out && magnitude(out_pitch) < ctx->width) {
-    set_error(err, err_size, "pitch smaller than the width " + std::to_string(ctx->width));
-    return GUDCANNY_EINVAL;
-  }
-  if (ctx->pending == 0) {
-    set_error(err, err_size, "no frame in flight: submit one first");
-    return GUDCANNY_EAGAIN;
-  }
-  const int slot = ctx->head;
-  if (out && ctx->slot_mapped[size_t(slot)]) {
-    set_error(err, err_size, "this frame's edge map went to the device plane given to gudcanny_submit_cuda: out must be NULL");
-    return GUDCANNY_EINVAL;
-  }
-  std::string why;
-  int status = GUDCANNY_OK;
-  if (ctx->cuda) {
-    if (wait_cuda(ctx, slot, &why)) {
-      if (out) write_map(out, out_pitch, ctx->cuda->edges(slot), ctx->width, ctx->width, ctx->height, how);
-      copy_pairs(pairs, ctx->cuda->pairs(slot), ctx->pairs.size());
-      ctx->head = (ctx->head + 1) % ctx->depth;
-      --ctx->pending;
-      set_error(err, err_size, "");
-      return GUDCANNY_OK;
-    }
-    status = GUDCANNY_FELL_BACK;
-    const int rc = fall_back(ctx, &why);  // the planes in flight move to the cpu slots
-    if (rc != GUDCANNY_OK) {
-      set_error(err, err_size, why);
-      return rc;
-    }
-  }
-  std::string cpu_why;
-  int rc = prepare_cpu(ctx, &cpu_why);
-  if (rc == GUDCANNY_OK)
-    rc = detect_cpu(ctx, ctx->planes[size_t(slot)].data(), ctx->width, out, out_pitch, how, &cpu_why);
-  ctx->head = (ctx->head + 1) % ctx->depth;
-  --ctx->pending;
-  if (rc != GUDCANNY_OK) {
-    set_error(err, err_size, status == GUDCANNY_FELL_BACK ? why + "; then: " + cpu_why : cpu_why);
-    return rc;
-  }
-  copy_pairs(pairs, ctx->pairs.data(), ctx->pairs.size());
-  set_error(err, err_size, why);
-  return status;
+  return receive(ctx, out, out_pitch, how, pairs, err, err_size, nullptr);
 }
 
 int gudcanny_pending(const gudcanny_ctx* ctx) { return ctx ? ctx->pending : 0; }
@@ -525,19 +583,18 @@ int gudcanny_roi_capacity(int width, int height) {
 
 int gudcanny_roi_regions(const uint8_t* edges, ptrdiff_t pitch, int width, int height, double density,
                          gudcanny_rect* out, int capacity) {
-  if (!edges || !valid_size(width, height) || magnitude(pitch) < width || !(density >= 0.0 && density <= 1.0) ||
-      capacity < 0 || (capacity > 0 && !out))
+  if (!edges || !valid_size(width, height) || magnitude(pitch) < width || !valid_regions_args(density, out, capacity))
     return GUDCANNY_EINVAL;
-  const int mbh = (height + kMbSize - 1) / kMbSize;
+  const int mbw = (width + kMbSize - 1) / kMbSize, mbh = (height + kMbSize - 1) / kMbSize;
   // Edge pixels per column of a macroblock row (at most 16: a byte), for kChunk columns at a time: the
   // column loop is a byte compare-and-subtract the compiler vectorizes; no allocation.
   constexpr int kChunk = 4096;
   static_assert(kChunk % kMbSize == 0, "a macroblock never straddles two chunks");
   uint8_t column[kChunk];
+  int mb[kMaxMbRow];
   int n = 0;
   for (int my = 0; my < mbh; ++my) {
     const int y0 = my * kMbSize, y1 = std::min(height, y0 + kMbSize);
-    int run_start = -1;  // first macroblock of the open run
     for (int c0 = 0; c0 < width; c0 += kChunk) {
       const int cw = std::min(kChunk, width - c0);
       std::memset(column, 0, size_t(cw));
@@ -547,25 +604,27 @@ int gudcanny_roi_regions(const uint8_t* edges, ptrdiff_t pitch, int width, int h
         for (int x = 0; x < cw; ++x) col[x] = uint8_t(col[x] + (row[x] != 0));
       }
       for (int x0 = 0; x0 < cw; x0 += kMbSize) {
-        const int x1 = std::min(cw, x0 + kMbSize);
         int count = 0;
-        for (int x = x0; x < x1; ++x) count += column[x];
-        const int mx = (c0 + x0) / kMbSize;
-        const bool selected = count > 0 && double(count) >= density * double((x1 - x0) * (y1 - y0));
-        if (selected && run_start < 0) run_start = mx;
-        if (!selected && run_start >= 0) {
-          if (n < capacity) out[n] = {run_start * kMbSize, y0, mx * kMbSize, y1};
-          ++n;
-          run_start = -1;
-        }
+        for (int x = x0; x < std::min(cw, x0 + kMbSize); ++x) count += column[x];
+        mb[(c0 + x0) / kMbSize] = count;
       }
     }
-    if (run_start >= 0) {  // a run up to the right border
-      if (n < capacity) out[n] = {run_start * kMbSize, y0, width, y1};
-      ++n;
-    }
+    row_regions(mb, mbw, my, width, height, density, out, capacity, &n);
   }
   return n;
+}
+
+int gudcanny_receive_regions(gudcanny_ctx* ctx, double density, gudcanny_rect* rects, int capacity, int* count,
+                             gudcanny_pair* pairs, char* err, size_t err_size) {
+  if (count) *count = 0;
+  if (!ctx || !count || !valid_regions_args(density, rects, capacity)) {
+    set_error(err, err_size, "null argument, density outside [0, 1], or rects NULL with a capacity");
+    return GUDCANNY_EINVAL;
+  }
+  Regions r{density, rects, capacity, 0};
+  const int rc = receive(ctx, nullptr, 0, GUDCANNY_OUT_MAP, pairs, err, err_size, &r);
+  if (rc >= 0) *count = r.count;
+  return rc;
 }
 
 }  // extern "C"

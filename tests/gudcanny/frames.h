@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -119,6 +120,34 @@ inline int receive_and_check(gudcanny_ctx* ctx, const Result& want, int w, int h
   const int rc = gudcanny_receive(ctx, out.data(), out_pitch, GUDCANNY_OUT_MAP, pairs.data(), err, sizeof err);
   if (message) *message = err;
   if (rc >= 0) expect_same(want, out, w, h, out_pitch, pairs, what, 0x5a);
+  return rc;
+}
+
+// Receives the oldest frame's regions (gudcanny_receive_regions, density `density`, one canary entry past
+// the capacity) and compares them and its pairs with gudcanny_roi_regions of the synchronous map `want`.
+inline int receive_regions_and_check(gudcanny_ctx* ctx, const Result& want, int w, int h, double density,
+                                     const std::string& what, std::string* message = nullptr) {
+  SCOPED_TRACE(what + ", regions at density " + std::to_string(density));
+  const int capacity = gudcanny_roi_capacity(w, h);
+  std::vector<gudcanny_rect> expect(static_cast<size_t>(capacity));
+  std::vector<gudcanny_rect> got(static_cast<size_t>(capacity) + 1, gudcanny_rect{-3, -3, -3, -3});
+  const int n = gudcanny_roi_regions(want.edges.data(), w, w, h, density, expect.data(), capacity);
+  std::vector<gudcanny_pair> pairs(want.pairs.size() + 1, gudcanny_pair{-7, -7, -7});
+  char err[512] = "x";
+  int count = -1;
+  const int rc = gudcanny_receive_regions(ctx, density, got.data(), capacity, &count, pairs.data(), err, sizeof err);
+  if (message) *message = err;
+  if (rc < 0) return rc;
+  EXPECT_EQ(count, n);
+  for (int i = 0; i < std::min(n, count); ++i) {
+    EXPECT_EQ(got[size_t(i)].left, expect[size_t(i)].left) << "region " << i;
+    EXPECT_EQ(got[size_t(i)].top, expect[size_t(i)].top) << "region " << i;
+    EXPECT_EQ(got[size_t(i)].right, expect[size_t(i)].right) << "region " << i;
+    EXPECT_EQ(got[size_t(i)].bottom, expect[size_t(i)].bottom) << "region " << i;
+  }
+  EXPECT_EQ(got.back().left, -3) << "region written past the capacity";
+  for (size_t i = 0; i < want.pairs.size(); ++i) EXPECT_EQ(pairs[i].high, want.pairs[i].high) << "strip " << i;
+  EXPECT_EQ(pairs.back().low, -7) << "pair written past the last strip";
   return rc;
 }
 

@@ -204,3 +204,34 @@ TEST(GudCannyAsync, Errors) {
 }
 
 }  // namespace
+
+namespace {
+
+// gudcanny_receive_regions on the cpu backend: the regions of gudcanny_roi_regions over the map, in order
+// with maps received between them; and its argument errors (the frame stays in flight).
+TEST(GudCannyAsync, ReceiveRegionsMatchesRoiRegions) {
+  const int w = 200, h = 72;
+  const gudcanny_config cfg = gudcanny_test::config(w, h, GUDCANNY_BACKEND_CPU, 3);
+  char err[256] = "";
+  gudcanny_ctx* ctx = nullptr;
+  ASSERT_EQ(gudcanny_create(&cfg, &ctx, err, sizeof err), GUDCANNY_OK) << err;
+  std::vector<gudcanny_test::Result> want;
+  for (int t = 0; t < 3; ++t) {
+    const std::vector<uint8_t> px = gudcanny_test::scene(w, h, t, 5);
+    want.push_back(gudcanny_test::detect(cfg, GUDCANNY_BACKEND_CPU, px));
+    ASSERT_EQ(gudcanny_submit(ctx, px.data(), w, err, sizeof err), GUDCANNY_OK) << err;
+  }
+  int count = 0;
+  gudcanny_rect r[1];
+  EXPECT_EQ(gudcanny_receive_regions(ctx, -0.1, r, 1, &count, nullptr, err, sizeof err), GUDCANNY_EINVAL);
+  EXPECT_EQ(gudcanny_receive_regions(ctx, 0.1, r, 1, nullptr, nullptr, err, sizeof err), GUDCANNY_EINVAL);
+  EXPECT_EQ(gudcanny_receive_regions(ctx, 0.1, nullptr, 2, &count, nullptr, err, sizeof err), GUDCANNY_EINVAL);
+  EXPECT_EQ(gudcanny_pending(ctx), 3);
+  EXPECT_EQ(gudcanny_test::receive_regions_and_check(ctx, want[0], w, h, 0.1, "frame 0"), GUDCANNY_OK);
+  EXPECT_EQ(gudcanny_test::receive_and_check(ctx, want[1], w, h, "frame 1"), GUDCANNY_OK);
+  EXPECT_EQ(gudcanny_test::receive_regions_and_check(ctx, want[2], w, h, 0.0, "frame 2"), GUDCANNY_OK);
+  EXPECT_EQ(gudcanny_receive_regions(ctx, 0.1, r, 1, &count, nullptr, err, sizeof err), GUDCANNY_EAGAIN);
+  gudcanny_destroy(ctx);
+}
+
+}  // namespace

@@ -199,10 +199,12 @@ SUITE_TEST(DevicePlanesMatchCpu) {
       auto receive = [&](int t) {
         SCOPED_TRACE("frame " + std::to_string(t));
         std::vector<gudcanny_pair> pairs(want[size_t(t)].pairs.size() + 1, gudcanny_pair{-7, -7, -7});
-        if (how[t % 3] < 0) {
+        if (how[t % 3] < 0) {  // the map, or the regions of interest from it (macroblock counts on cuda)
           std::string msg;
-          ASSERT_EQ(gudcanny_test::receive_and_check(ctx, want[size_t(t)], c.w, c.h, "host map", &msg), GUDCANNY_OK)
-              << msg;
+          const int rc = t % 2 ? gudcanny_test::receive_and_check(ctx, want[size_t(t)], c.w, c.h, "host map", &msg)
+                               : gudcanny_test::receive_regions_and_check(ctx, want[size_t(t)], c.w, c.h,
+                                                                          t == 2 ? 0.0 : 0.1, "regions", &msg);
+          ASSERT_EQ(rc, GUDCANNY_OK) << msg;
           return;
         }
         ASSERT_EQ(gudcanny_receive(ctx, nullptr, 0, GUDCANNY_OUT_MAP, pairs.data(), err, sizeof err), GUDCANNY_OK)
@@ -222,6 +224,20 @@ SUITE_TEST(DevicePlanesMatchCpu) {
       }
       receive(frames - 1);
       EXPECT_EQ(gudcanny_pending(ctx), 0);
+      for (int t = 0; t < 2; ++t)  // host frames on the same context: regions from the cuda counts too
+        ASSERT_EQ(gudcanny_submit(ctx, px[size_t(t)].data(), c.w, err, sizeof err), GUDCANNY_OK) << err;
+      for (int t = 0; t < 2; ++t)
+        ASSERT_EQ(gudcanny_test::receive_regions_and_check(ctx, want[size_t(t)], c.w, c.h, 0.05 * t, "host frame"),
+                  GUDCANNY_OK);
+      int count = 0;
+      gudcanny_rect r[1];
+      ASSERT_EQ(gudcanny_submit_cuda(ctx, src[0]->data(), pitch, out[0]->data(), out[0]->pitch(), GUDCANNY_OUT_MAP,
+                                     err, sizeof err), GUDCANNY_OK) << err;
+      EXPECT_EQ(gudcanny_receive_regions(ctx, 0.1, r, 1, &count, nullptr, err, sizeof err), GUDCANNY_EINVAL)
+          << "regions of a frame whose map went to a device plane";
+      EXPECT_EQ(gudcanny_receive_regions(ctx, 1.5, r, 1, &count, nullptr, err, sizeof err), GUDCANNY_EINVAL);
+      EXPECT_EQ(gudcanny_receive_regions(ctx, 0.1, nullptr, 1, &count, nullptr, err, sizeof err), GUDCANNY_EINVAL);
+      EXPECT_EQ(gudcanny_receive(ctx, nullptr, 0, GUDCANNY_OUT_MAP, nullptr, err, sizeof err), GUDCANNY_OK) << err;
       std::vector<uint8_t> check(px[0].size());  // host frames still work on the same context
       ASSERT_EQ(gudcanny_detect(ctx, px[0].data(), c.w, check.data(), c.w, nullptr, err, sizeof err), GUDCANNY_OK)
           << err;

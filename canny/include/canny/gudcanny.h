@@ -194,6 +194,16 @@ int gudcanny_submit_cuda(gudcanny_ctx *ctx, const uint8_t *plane, ptrdiff_t pitc
  * enough: ceil(mb_width / 2) per macroblock row. */
 int gudcanny_roi_regions(const uint8_t *edges, ptrdiff_t pitch, int width, int height, double density,
                          gudcanny_rect *out, int capacity);
+
+/* gudcanny_receive for regions of interest: takes the oldest frame in flight as gudcanny_receive does
+ * and writes, instead of its edge map, the regions gudcanny_roi_regions would find in it (the same rule
+ * and order): at most `capacity` rectangles into rects, their number (above capacity: the list was cut)
+ * into *count. The cuda backend counts the edge pixels per macroblock on the device, so only those
+ * counts are read on the host (no pass over the map). Returns the status of gudcanny_receive;
+ * GUDCANNY_EINVAL also for count NULL, density outside [0, 1] or NaN, capacity < 0, rects NULL with a
+ * capacity, or a frame of gudcanny_submit_cuda whose map went to a device plane (it stays in flight). */
+int gudcanny_receive_regions(gudcanny_ctx *ctx, double density, gudcanny_rect *rects, int capacity, int *count,
+                             gudcanny_pair *pairs, char *err, size_t err_size);
 int gudcanny_roi_capacity(int width, int height);
 
 #ifdef __cplusplus

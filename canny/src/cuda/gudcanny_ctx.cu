@@ -1,8 +1,10 @@
 // The cuda backend of gudcanny.h (../cuda_detector.h): per frame one upload of the plane from a slot's
-// pinned buffer (none for a plane already on the device), detect_edges_cuda, one download of the edge map
-// (or its write into the caller's device plane) and one of the pairs into the slot's pinned buffers and
-// the slot's event, all on one stream (the detector's own non-blocking one, or the caller's in the
-// caller's context); waiting is separate.
+// pinned buffer (none for a plane already on the device), detect_edges_cuda, the edge pixels per 16x16
+// macroblock, one download of the edge map, the counts and the pairs into the slot's pinned buffers (or
+// the map written into the caller's device plane, then only the pairs), and the slot's event. The work
+// runs on the detector's own non-blocking stream; with a caller's context and stream it is ordered after
+// the caller's earlier work on that stream (an event), and the caller's stream waits for it only when it
+// wrote into a plane of the caller. Waiting is separate.
 #include <cuda_runtime.h>
 
 #include <string>
@@ -16,11 +18,23 @@
 namespace canny {
 namespace {
 
+constexpr int kMbSize = 16;  // the macroblocks of the edge counts (gudcanny_receive_regions)
+
 // out |= edges over width x height: the edges (255) drawn over the caller's plane.
 __global__ void mark_kernel(const uint8_t* __restrict__ edges, int edges_pitch, uint8_t* __restrict__ out,
                             int out_pitch, int width, int height) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x < width && y < height) out[size_t(y) * out_pitch + x] |= edges[size_t(y) * edges_pitch + x];
+}
+
+// Edge pixels (value != 0) of each 16x16 macroblock (its part inside the frame): one block of 16 x 16
+// threads per macroblock, counts in raster order of the macroblocks.
+__global__ void mb_count_kernel(const uint8_t* __restrict__ edges, int pitch, int width, int height,
+                                uint16_t* __restrict__ counts) {
+  const int x = blockIdx.x * kMbSize + threadIdx.x, y = blockIdx.y * kMbSize + threadIdx.y;
+  const int edge = x < width && y < height && edges[size_t(y) * pitch + x] != 0;
+  const int n = __syncthreads_count(edge);
+  if (threadIdx.x == 0 && threadIdx.y == 0) counts[size_t(blockIdx.y) * gridDim.x + blockIdx.x] = uint16_t(n);
 }
 
 std::string describe(cudaError_t e, const char* what) {
@@ -33,20 +47,25 @@ class Detector final : public CudaDetector {
     const gpu::ContextScope scope(context_);
     if (!context_ && device_ >= 0) cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
-    for (void* p : {static_cast<void*>(d_src_), static_cast<void*>(d_edges_), static_cast<void*>(d_pairs_), d_ws_})
+    for (void* p : {static_cast<void*>(d_src_), static_cast<void*>(d_edges_), static_cast<void*>(d_pairs_),
+                    static_cast<void*>(d_counts_), d_ws_})
       if (p) cudaFree(p);
     for (Slot& s : slots_) {
-      for (void* p : {static_cast<void*>(s.src), static_cast<void*>(s.edges), static_cast<void*>(s.pairs)})
+      for (void* p : {static_cast<void*>(s.src), static_cast<void*>(s.edges), static_cast<void*>(s.pairs),
+                      static_cast<void*>(s.counts)})
         if (p) cudaFreeHost(p);
       if (s.done) cudaEventDestroy(s.done);
     }
-    if (stream_ && !context_) cudaStreamDestroy(stream_);  // a caller's stream stays the caller's
+    if (ready_) cudaEventDestroy(ready_);
+    if (stream_) cudaStreamDestroy(stream_);
   }
 
   bool init(int width, int height, int device, void* context, void* stream, int slots, std::string* why) {
     width_ = width;
     height_ = height;
-    const size_t n = size_t(width) * height;
+    mb_w_ = (width + kMbSize - 1) / kMbSize;
+    mb_h_ = (height + kMbSize - 1) / kMbSize;
+    const size_t n = size_t(width) * height, nc = size_t(mb_w_) * mb_h_ * sizeof(uint16_t);
     const size_t np = size_t(strip_count(width)) * sizeof(ThresholdPair);
     ws_bytes_ = detect_edges_cuda_workspace_bytes(width, height);
     if (ws_bytes_ == 0 || slots < 1) {
@@ -56,26 +75,29 @@ class Detector final : public CudaDetector {
     }
     cudaError_t e;
     context_ = context;
+    caller_stream_ = static_cast<cudaStream_t>(stream);
     const gpu::ContextScope scope(context_);
     if (scope.error()) return fail(why, "cuCtxPushCurrent (the caller's CUDA context): " + scope.error().str());
-    if (context_) {
-      stream_ = static_cast<cudaStream_t>(stream);
-    } else {
+    if (!context_) {
       if ((e = cudaSetDevice(device)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
       device_ = device;
-      if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess)
-        return fail(why, describe(e, "cudaStreamCreate"));
     }
+    if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess)
+      return fail(why, describe(e, "cudaStreamCreate"));
+    if (context_ && (e = cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming)) != cudaSuccess)
+      return fail(why, describe(e, "cudaEventCreate"));
     if ((e = cudaMalloc(reinterpret_cast<void**>(&d_src_), n)) != cudaSuccess ||
         (e = cudaMalloc(reinterpret_cast<void**>(&d_edges_), n)) != cudaSuccess ||
         (e = cudaMalloc(reinterpret_cast<void**>(&d_pairs_), np)) != cudaSuccess ||
+        (e = cudaMalloc(reinterpret_cast<void**>(&d_counts_), nc)) != cudaSuccess ||
         (e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess)
       return fail(why, describe(e, "cudaMalloc"));
     slots_.resize(size_t(slots));
     for (Slot& s : slots_) {
       if ((e = cudaMallocHost(reinterpret_cast<void**>(&s.src), n)) != cudaSuccess ||
           (e = cudaMallocHost(reinterpret_cast<void**>(&s.edges), n)) != cudaSuccess ||
-          (e = cudaMallocHost(reinterpret_cast<void**>(&s.pairs), np)) != cudaSuccess)
+          (e = cudaMallocHost(reinterpret_cast<void**>(&s.pairs), np)) != cudaSuccess ||
+          (e = cudaMallocHost(reinterpret_cast<void**>(&s.counts), nc)) != cudaSuccess)
         return fail(why, describe(e, "cudaMallocHost"));
       if ((e = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming)) != cudaSuccess)
         return fail(why, describe(e, "cudaEventCreate"));
@@ -86,6 +108,7 @@ class Detector final : public CudaDetector {
   uint8_t* source(int slot) override { return slots_[size_t(slot)].src; }
   const uint8_t* edges(int slot) const override { return slots_[size_t(slot)].edges; }
   const ThresholdPair* pairs(int slot) const override { return slots_[size_t(slot)].pairs; }
+  const uint16_t* mb_counts(int slot) const override { return slots_[size_t(slot)].counts; }
 
   bool launch(int slot, const Options& options, std::string* why) override {
     const gpu::ContextScope scope(context_);
@@ -99,7 +122,17 @@ class Detector final : public CudaDetector {
   bool launch_device(int slot, const uint8_t* plane, int pitch, uint8_t* out, int out_pitch, MapWrite write,
                      const Options& options, std::string* why) override {
     const gpu::ContextScope scope(context_);
-    return enter(scope, why) && run(slot, plane, pitch, out, out_pitch, write, options, why);
+    if (!enter(scope, why)) return false;
+    if (context_) {  // after what the caller enqueued on its stream (the plane's writer, say)
+      cudaError_t e;
+      if ((e = cudaEventRecord(ready_, caller_stream_)) != cudaSuccess ||
+          (e = cudaStreamWaitEvent(stream_, ready_, 0)) != cudaSuccess)
+        return fail(why, describe(e, "cudaStreamWaitEvent (the caller's stream)"));
+    }
+    if (!run(slot, plane, pitch, out, out_pitch, write, options, why)) return false;
+    const cudaError_t e = out && context_ ? cudaStreamWaitEvent(caller_stream_, slots_[size_t(slot)].done, 0)
+                                          : cudaSuccess;  // the caller's later work reads `out`
+    return e == cudaSuccess || fail(why, describe(e, "cudaStreamWaitEvent (for the caller's stream)"));
   }
 
   bool wait(int slot, std::string* why) override {
@@ -114,8 +147,14 @@ class Detector final : public CudaDetector {
     uint8_t* src = nullptr;
     uint8_t* edges = nullptr;
     ThresholdPair* pairs = nullptr;
+    uint16_t* counts = nullptr;
     cudaEvent_t done = nullptr;
   };
+
+  static bool fail(std::string* why, std::string what) {
+    *why = std::move(what);
+    return false;
+  }
 
   // The context of every call: the caller's (pushed by `scope`), or the device's primary one.
   bool enter(const gpu::ContextScope& scope, std::string* why) const {
@@ -124,8 +163,8 @@ class Detector final : public CudaDetector {
     return e == cudaSuccess || fail(why, describe(e, "cudaSetDevice"));
   }
 
-  // Detection of the device plane src, then the map into out (or downloaded into the slot), the pairs
-  // downloaded, the slot's event recorded.
+  // Detection of the device plane src, then the map into out (or the map and the macroblock counts
+  // downloaded into the slot), the pairs downloaded, the slot's event recorded.
   bool run(int slot, const uint8_t* src, int pitch, uint8_t* out, int out_pitch, MapWrite write,
            const Options& options, std::string* why) {
     const Slot& s = slots_[size_t(slot)];
@@ -139,9 +178,16 @@ class Detector final : public CudaDetector {
       mark_kernel<<<grid, block, 0, stream_>>>(d_edges_, width_, out, out_pitch, width_, height_);
       if ((e = cudaGetLastError()) != cudaSuccess) return fail(why, describe(e, "mark_kernel"));
     }
-    if (!out && (e = cudaMemcpyAsync(s.edges, d_edges_, size_t(width_) * height_, cudaMemcpyDeviceToHost,
-                                     stream_)) != cudaSuccess)
-      return fail(why, describe(e, "cudaMemcpyAsync (edge map)"));
+    if (!out) {
+      mb_count_kernel<<<dim3(unsigned(mb_w_), unsigned(mb_h_)), dim3(kMbSize, kMbSize), 0, stream_>>>(
+          d_edges_, width_, width_, height_, d_counts_);
+      if ((e = cudaGetLastError()) != cudaSuccess) return fail(why, describe(e, "mb_count_kernel"));
+      if ((e = cudaMemcpyAsync(s.counts, d_counts_, size_t(mb_w_) * mb_h_ * sizeof(uint16_t),
+                               cudaMemcpyDeviceToHost, stream_)) != cudaSuccess ||
+          (e = cudaMemcpyAsync(s.edges, d_edges_, size_t(width_) * height_, cudaMemcpyDeviceToHost, stream_)) !=
+              cudaSuccess)
+        return fail(why, describe(e, "cudaMemcpyAsync (edge map)"));
+    }
     if ((e = cudaMemcpyAsync(s.pairs, d_pairs_, size_t(strip_count(width_)) * sizeof(ThresholdPair),
                              cudaMemcpyDeviceToHost, stream_)) != cudaSuccess)
       return fail(why, describe(e, "cudaMemcpyAsync (pairs)"));
@@ -149,16 +195,14 @@ class Detector final : public CudaDetector {
     return true;
   }
 
-  static bool fail(std::string* why, std::string what) {
-    *why = std::move(what);
-    return false;
-  }
-
-  int width_ = 0, height_ = 0, device_ = -1;
-  void* context_ = nullptr;  // the caller's CUcontext, or null: device_'s primary context
-  cudaStream_t stream_ = nullptr;
+  int width_ = 0, height_ = 0, mb_w_ = 0, mb_h_ = 0, device_ = -1;
+  void* context_ = nullptr;              // the caller's CUcontext, or null: device_'s primary context
+  cudaStream_t caller_stream_ = nullptr;  // with context_: the caller's stream the work is ordered with
+  cudaStream_t stream_ = nullptr;         // the detector's own
+  cudaEvent_t ready_ = nullptr;           // with context_: the caller's stream reached a launch
   uint8_t *d_src_ = nullptr, *d_edges_ = nullptr;
   ThresholdPair* d_pairs_ = nullptr;
+  uint16_t* d_counts_ = nullptr;
   void* d_ws_ = nullptr;
   size_t ws_bytes_ = 0;
   std::vector<Slot> slots_;
