@@ -6,20 +6,8 @@
 // Built twice: gudcanny_async_cuda_test (the real backend; gpu) and, with GUDCANNY_FAKE_CUDA,
 // gudcanny_async_fake_test (gpuec_gudcanny_fake: the same calls over a CPU stand-in of the backend that
 // computes a frame only when it is waited for; unit, small sizes, no GPU needed).
-#include <gtest/gtest.h>
-
-#include "gpu_test.h"
-
-#ifdef GUDCANNY_FAKE_CUDA
-#define REQUIRE_CUDA() \
-  do {                 \
-  } while (0)
-#define SUITE_TEST(name) SUITE_TEST_(GudCannyAsyncFake, name)
-#else
-#define REQUIRE_CUDA() REQUIRE_GPU()
-#define SUITE_TEST(name) SUITE_TEST_(GudCannyAsyncCuda, name)
-#endif
-#define SUITE_TEST_(suite, name) TEST(suite, name)
+#define GUDCANNY_SUITE GudCannyAsync
+#include "cuda_suite.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -34,15 +22,6 @@ namespace {
 
 using gudcanny_test::Plane;
 using gudcanny_test::Result;
-
-// Small inputs only: under compute-sanitizer, and with the stand-in (which runs detect_edges_ref).
-bool small_only() {
-#ifdef GUDCANNY_FAKE_CUDA
-  return true;
-#else
-  return gpuec_test::under_sanitizer();
-#endif
-}
 
 gudcanny_ctx* create_cuda(const gudcanny_config& cfg) {
   char err[256] = "";
@@ -66,7 +45,7 @@ SUITE_TEST(MatchesCpuDetect) {
   } cases[] = {{1, 1, GUDCANNY_STRIP, 4}, {33, 40, GUDCANNY_FRAME, 6}, {176, 144, GUDCANNY_STRIP, 7},
                {1920, 1080, GUDCANNY_STRIP, 5}, {1920, 1080, GUDCANNY_FRAME, 3}};
   for (const Case& c : cases) {
-    if (small_only() && c.w * c.h > 352 * 288) continue;
+    if (gudcanny_test::small_only() && c.w * c.h > 352 * 288) continue;
     std::vector<std::vector<uint8_t>> px;
     std::vector<Result> want;
     for (int t = 0; t < c.frames; ++t) {
@@ -107,7 +86,7 @@ SUITE_TEST(MatchesCpuDetect) {
 
 SUITE_TEST(MarkMatchesCpu) {
   REQUIRE_CUDA();
-  const int w = small_only() ? 352 : 1920, h = small_only() ? 288 : 1080;
+  const int w = gudcanny_test::small_only() ? 352 : 1920, h = gudcanny_test::small_only() ? 288 : 1080;
   const gudcanny_config cfg = gudcanny_test::config(w, h, GUDCANNY_BACKEND_CUDA, 2);
   const std::vector<uint8_t> px = gudcanny_test::scene(w, h, 2);
   const Result want = gudcanny_test::detect(cfg, GUDCANNY_BACKEND_CPU, px);

@@ -5,8 +5,6 @@
 // device makes one, its default stream and a stream of its own) and, with GUDCANNY_FAKE_CUDA,
 // gudcanny_device_fake_test (unit: gpuec_gudcanny_fake, whose "device" planes are host memory, read and
 // written when a frame is waited for, so that a caller reading too early sees it).
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,14 +14,11 @@
 
 #include "canny/gudcanny.h"
 #include "frames.h"
-#include "gpu_test.h"
 
-#ifdef GUDCANNY_FAKE_CUDA
-#define REQUIRE_CUDA() \
-  do {                 \
-  } while (0)
-#define SUITE_TEST(name) SUITE_TEST_(GudCannyDeviceFake, name)
-#else
+#define GUDCANNY_SUITE GudCannyDevice
+#include "cuda_suite.h"
+
+#ifndef GUDCANNY_FAKE_CUDA
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -39,10 +34,7 @@ F driver_call(const char* name) {
   EXPECT_EQ(found, cudaDriverEntryPointSuccess) << name;
   return reinterpret_cast<F>(fn);
 }
-#define REQUIRE_CUDA() REQUIRE_GPU()
-#define SUITE_TEST(name) SUITE_TEST_(GudCannyDeviceCuda, name)
 #endif
-#define SUITE_TEST_(suite, name) TEST(suite, name)
 
 namespace {
 
@@ -156,14 +148,6 @@ Result cpu_detect(gudcanny_config cfg, const std::vector<uint8_t>& px) {
   return gudcanny_test::detect(cfg, GUDCANNY_BACKEND_CPU, px);
 }
 
-bool small_only() {
-#ifdef GUDCANNY_FAKE_CUDA
-  return true;
-#else
-  return gpuec_test::under_sanitizer();
-#endif
-}
-
 // Frames of one size through the three ways a device frame goes out (the map into a device plane, the
 // edges drawn over a device plane, the map back to the host), two frames in flight: all equal the cpu's.
 SUITE_TEST(DevicePlanesMatchCpu) {
@@ -176,7 +160,7 @@ SUITE_TEST(DevicePlanesMatchCpu) {
   for (bool own_stream : {false, true}) {
     Caller caller(own_stream);
     for (const Case& c : cases) {
-      if (small_only() && c.w * c.h > 352 * 288) continue;
+      if (gudcanny_test::small_only() && c.w * c.h > 352 * 288) continue;
       SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + (own_stream ? ", own stream" : ", default stream"));
       const int frames = 6, pitch = (c.w + 63) / 64 * 64 + 64;
       const gudcanny_config cfg = caller_config(c.w, c.h, caller, 2, c.thresholds);
