@@ -6,23 +6,20 @@
 #   (b) CPU decode, gudcanny=mode=roi (cuda) on system frames, gpu-entropy=cuda
 #   (c) NVDEC, gudcanny=mode=roi on CUDA frames, hwdownload, gpu-entropy=cuda
 #   (d) NVDEC, no pre-analysis, hwdownload, gpu-entropy=cuda
-#   (e) as (c) with NVDEC through the h264_cuvid decoder (its own decode queue) instead of -hwaccel cuda
 # each for x264 ultrafast QP 10, ultrafast QP 26 and veryfast CRF 23; and the filter alone (-f null): the
 # clip's first 50 frames, uploaded once as nv12 CUDA frames (hwupload_cuda) or kept as system frames, looped
 # to 6000 (the loop filter re-sends references, no copy), through gudcanny, against the same graph with
 # null in its place. (NVDEC's own frames cannot be looped: its decoder surfaces run out.)
 #
 #   tools/bench-ffmpeg-pipeline.sh --ffmpeg PATH --image PHOTO.jpg [--out DIR] [--frames N] [--repeat R]
-#                                  [--no-alone]
 #
 # PHOTO: at least 2560x1600 (../shared/images/photos/forest_path_2560x1600.jpg); the pan moves one pixel a
 # frame right and 0.8 down. N: frames of the clip (default 600); R: runs per measurement (default 3, the
-# median is reported); --no-alone: the pipelines only. Writes DIR/bench.md (tables, the commands) and
-# DIR/runs.tsv (every run).
+# median is reported). Writes DIR/bench.md (tables, the commands) and DIR/runs.tsv (every run).
 set -euo pipefail
 
-ffmpeg="" image="" out="${OUT:-bench-ffmpeg-pipeline}" frames=600 repeat=3 loop_frames=50 loop_total=6000 alone=1
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+ffmpeg="" image="" out="${OUT:-bench-ffmpeg-pipeline}" frames=600 repeat=3 loop_frames=50 loop_total=6000
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --ffmpeg) ffmpeg=${2:?}; shift 2 ;;
@@ -30,7 +27,6 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift 2 ;;
     --frames) frames=${2:?}; shift 2 ;;
     --repeat) repeat=${2:?}; shift 2 ;;
-    --no-alone) alone=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench-ffmpeg-pipeline: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -82,8 +78,8 @@ order=(uf-qp10 uf-qp26 vf-crf23)
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); CPU cores: $(nproc)"
   echo "ffmpeg: $("$ffmpeg" -version | head -1)"
   echo
-  echo "| x264 | (a) CPU dec, off | (b) CPU dec, roi cuda, cuda | (c) NVDEC, roi on CUDA frames, cuda | (d) NVDEC, cuda | (e) h264_cuvid, roi on CUDA frames, cuda | (c)/(a) | (c)/(d) | (e)/(a) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| x264 | (a) CPU dec, off | (b) CPU dec, roi cuda, cuda | (c) NVDEC, roi on CUDA frames, cuda | (d) NVDEC, cuda | (c)/(a) | (c)/(d) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
 } >"$out/bench.md"
 for p in "${order[@]}"; do
   # shellcheck disable=SC2206
@@ -94,16 +90,12 @@ for p in "${order[@]}"; do
   tc=$(measure "$p c" "${nvdec[@]}" -i "$clip" -vf gudcanny=mode=roi,hwdownload,format=nv12 \
        -x264-params gpu-entropy=cuda "${x264[@]}")
   td=$(measure "$p d" "${nvdec[@]}" -i "$clip" -vf hwdownload,format=nv12 -x264-params gpu-entropy=cuda "${x264[@]}")
-  te=$(measure "$p e" -c:v h264_cuvid -i "$clip" -vf gudcanny=mode=roi,hwdownload,format=nv12 \
-       -x264-params gpu-entropy=cuda "${x264[@]}")
   fa=$(fps "$frames" "$ta") fb=$(fps "$frames" "$tb") fc=$(fps "$frames" "$tc") fd=$(fps "$frames" "$td")
-  fe=$(fps "$frames" "$te")
-  echo "| ${presets[$p]} | $fa | $fb | $fc | $fd | $fe | $(calc "$fc / $fa" 2) | $(calc "$fc / $fd" 2) | $(calc "$fe / $fa" 2) |" \
+  echo "| ${presets[$p]} | $fa | $fb | $fc | $fd | $(calc "$fc / $fa" 2) | $(calc "$fc / $fd" 2) |" \
     >>"$out/bench.md"
 done
 
 # The filter alone: the first loop_frames frames looped to loop_total frames (-f null).
-[ "$alone" = 1 ] || { cat "$out/bench.md"; exit 0; }
 loops=$((loop_total / loop_frames - 1))
 lp="loop=loop=$loops:size=$loop_frames:start=0"
 echo "bench-ffmpeg-pipeline: the filter alone" >&2
@@ -130,7 +122,7 @@ done
   echo "Commands: clip \`-loop 1 -framerate 25 -i PHOTO -frames:v $frames -vf crop=1920:1080:x='min(n\\,639)':y='min(n*0.8\\,519)',format=yuv420p -c:v libx264 -preset veryfast -crf 20 -g 50 -bf 0\`;"
   echo "(a) \`-i pan.mp4 -x264-params gpu-entropy=off X264\`; (b) \`-i pan.mp4 -vf gudcanny=mode=roi:backend=cuda -x264-params gpu-entropy=cuda X264\`;"
   echo "(c) \`-hwaccel cuda -hwaccel_output_format cuda -i pan.mp4 -vf gudcanny=mode=roi,hwdownload,format=nv12 -x264-params gpu-entropy=cuda X264\`;"
-  echo "(d) as (c) with \`-vf hwdownload,format=nv12\`; (e) as (c) with \`-c:v h264_cuvid\` before \`-i\` instead of \`-hwaccel cuda -hwaccel_output_format cuda\`; X264 = \`-c:v libx264 -profile:v baseline PRESET -an -f h264 /dev/null\` (libx264's threads: auto)."
+  echo "(d) as (c) with \`-vf hwdownload,format=nv12\`; X264 = \`-c:v libx264 -profile:v baseline PRESET -an -f h264 /dev/null\` (libx264's threads: auto)."
   echo "Wall time of the whole command (start-up included), one warm-up run, then the median of $repeat."
 } >>"$out/bench.md"
 cat "$out/bench.md"
