@@ -12,14 +12,16 @@
 # null in its place. (NVDEC's own frames cannot be looped: its decoder surfaces run out.)
 #
 #   tools/bench-ffmpeg-pipeline.sh --ffmpeg PATH --image PHOTO.jpg [--out DIR] [--frames N] [--repeat R]
+#                                  [--no-alone]
 #
 # PHOTO: at least 2560x1600 (../shared/images/photos/forest_path_2560x1600.jpg); the pan moves one pixel a
 # frame right and 0.8 down. N: frames of the clip (default 600); R: runs per measurement (default 3, the
-# median is reported). Writes DIR/bench.md (tables, the commands) and DIR/runs.tsv (every run).
+# median is reported); --no-alone: the pipelines only. Writes DIR/bench.md (tables, the commands) and
+# DIR/runs.tsv (every run).
 set -euo pipefail
 
-ffmpeg="" image="" out="${OUT:-bench-ffmpeg-pipeline}" frames=600 repeat=3 loop_frames=50 loop_total=6000
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+ffmpeg="" image="" out="${OUT:-bench-ffmpeg-pipeline}" frames=600 repeat=3 loop_frames=50 loop_total=6000 alone=1
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --ffmpeg) ffmpeg=${2:?}; shift 2 ;;
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift 2 ;;
     --frames) frames=${2:?}; shift 2 ;;
     --repeat) repeat=${2:?}; shift 2 ;;
+    --no-alone) alone=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench-ffmpeg-pipeline: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -96,6 +99,7 @@ for p in "${order[@]}"; do
 done
 
 # The filter alone: the first loop_frames frames looped to loop_total frames (-f null).
+[ "$alone" = 1 ] || { cat "$out/bench.md"; exit 0; }
 loops=$((loop_total / loop_frames - 1))
 lp="loop=loop=$loops:size=$loop_frames:start=0"
 echo "bench-ffmpeg-pipeline: the filter alone" >&2
