@@ -47,8 +47,6 @@ KNOWN = {
     "link: cavlc_capture_cuda_test (tests/cavlc) links the stage (gpuec_stage)",
     "link: cavlc_capture_test (tests/cavlc) links the stage (gpuec_stage)",
     "include: tests/canny/canny_test.cpp includes canny/src (../../canny/src/pick_pair.h)",
-    "sources: cavlc_totals_portable_test (tests/cavlc) compiles cavlc/src/cavlc.cpp",
-    "sources: cavlc_totals_portable_test (tests/cavlc) compiles cavlc/src/slice.cpp",
     "include path: tools/CMakeLists.txt gives a tool tests/cavlc",
     "include path: tools/CMakeLists.txt gives a tool tests/canny",
 }
