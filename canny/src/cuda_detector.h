@@ -21,7 +21,9 @@ inline bool cuda_device_usable(int device, std::string* why) {
 }
 
 // How an edge map is written into a plane of the caller (gudcanny.h's enum gudcanny_out).
-enum class MapWrite { kMap, kMark };  // the map (0 / 255); 255 on edges, other bytes untouched
+// kMap: the map (0 / 255); kMark: 255 on edges, other bytes untouched; kCountsOnly (no caller's plane):
+// the macroblock counts are downloaded, the map is not.
+enum class MapWrite { kMap, kMark, kCountsOnly };
 
 // `slots` frames can be in flight at once, one per slot: each slot has pinned host buffers (source, edge
 // map, pairs) and an event; the device buffers and the workspace are shared, which is safe because every
@@ -49,8 +51,8 @@ class CudaDetector {
   // reason (a CUDA error) in *why.
   virtual bool launch(int slot, const Options& options, std::string* why) = 0;
   // The same for a plane already in device memory (row y at plane + y * pitch, pitch >= width), read in
-  // place: it must stay unchanged until wait(slot) returns. out null: the edge map is downloaded into
-  // edges(slot) as by launch. out a device plane (pitch out_pitch >= width): the map is written there as
+  // place: it must stay unchanged until wait(slot) returns. out null: the edge map and the counts are
+  // downloaded into edges(slot) and mb_counts(slot) as by launch (only the counts with kCountsOnly). out a device plane (pitch out_pitch >= width): the map is written there as
   // `write` says and edges(slot) is not touched. The pairs are downloaded in both cases.
   virtual bool launch_device(int slot, const uint8_t* plane, int pitch, uint8_t* out, int out_pitch, MapWrite write,
                              const Options& options, std::string* why) = 0;

@@ -55,8 +55,9 @@ class FakeDetector final : public CudaDetector {
     Slot& s = slots_[size_t(slot)];
     if (!s.launched) return true;
     s.launched = false;
-    std::vector<uint8_t> map(s.out ? s.edges.size() : 0);
-    uint8_t* dst = s.out ? map.data() : s.edges.data();
+    const bool keep_map = !s.out && s.write != MapWrite::kCountsOnly;  // the map stays in the slot
+    std::vector<uint8_t> map(keep_map ? 0 : s.edges.size());
+    uint8_t* dst = keep_map ? s.edges.data() : map.data();
     const int rc = detect_edges_ref(s.plane ? s.plane : s.src.data(), width_, height_, s.plane ? s.pitch : width_,
                                     s.options, dst, width_, s.pairs.data(), work_.data(), work_.size());
     if (rc != kOk) {

@@ -30,13 +30,14 @@ struct gudcanny_ctx {
   long long frames = 0;                       // frames taken (detect and submit), for the forced failures
   std::vector<long long> slot_frame;          // the frame each cuda slot holds
   std::vector<char> slot_device;              // 1: the slot's frame is in device memory (gudcanny_submit_cuda)
-  std::vector<char> slot_mapped;              // 1: its map went to the caller's device plane
+  std::vector<char> slot_kept;                // what the slot's frame brings to the host: kKeeps* bits
   long long fail_at_wait = -1, fail_at_launch = -1;  // GPUEC_GUDCANNY_FAIL_AT_FRAME, _AT_SUBMIT
 };
 
 namespace {
 
 constexpr int kMbSize = 16;
+constexpr char kKeepsMap = 1, kKeepsCounts = 2;  // gudcanny_ctx::slot_kept: the map, the macroblock counts
 constexpr int kMaxDepth = 16;
 
 void set_error(char* err, size_t err_size, const std::string& message) {
@@ -164,15 +165,38 @@ int fall_back(gudcanny_ctx* c, std::string* why) {
   return rc;
 }
 
-// The cuda backend's launch of `slot` and the wait for it, with the forced failures.
-bool launch_cuda(gudcanny_ctx* c, int slot, long long frame, std::string* why) {
+// A frame in device memory (gudcanny_submit_cuda): its plane and where its map goes.
+struct DeviceFrame {
+  const uint8_t* plane;
+  int pitch;
+  uint8_t* out;  // null: the map is downloaded into the slot
+  int out_pitch;
+  canny::MapWrite write;
+};
+
+// The cuda backend's launch of `slot` (the slot's pinned source, or `dev`) and the wait for it, with the
+// forced failures.
+bool launch_cuda(gudcanny_ctx* c, int slot, long long frame, std::string* why, const DeviceFrame* dev = nullptr) {
   c->slot_frame[size_t(slot)] = frame;
-  c->slot_device[size_t(slot)] = c->slot_mapped[size_t(slot)] = 0;
+  c->slot_device[size_t(slot)] = dev != nullptr;
+  c->slot_kept[size_t(slot)] = char(!dev ? kKeepsMap | kKeepsCounts
+                                   : dev->out ? 0
+                                   : dev->write == canny::MapWrite::kCountsOnly ? kKeepsCounts
+                                                                                : kKeepsMap | kKeepsCounts);
   if (frame == c->fail_at_launch) {
     *why = "failure forced by GPUEC_GUDCANNY_FAIL_AT_SUBMIT=" + std::to_string(frame);
     return false;
   }
-  return c->cuda->launch(slot, c->options, why);
+  return dev ? c->cuda->launch_device(slot, dev->plane, dev->pitch, dev->out, dev->out_pitch, dev->write, c->options, why)
+             : c->cuda->launch(slot, c->options, why);
+}
+
+// GUDCANNY_EAGAIN with its message when `depth` frames are in flight, else GUDCANNY_OK.
+int check_room(const gudcanny_ctx* c, char* err, size_t err_size) {
+  if (c->pending < c->depth) return GUDCANNY_OK;
+  set_error(err, err_size, std::to_string(c->pending) + " frames in flight (depth " + std::to_string(c->depth) +
+                               "): receive one before submitting another");
+  return GUDCANNY_EAGAIN;
 }
 
 bool wait_cuda(gudcanny_ctx* c, int slot, std::string* why) {
@@ -244,7 +268,7 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
     c->pairs.resize(size_t(canny::strip_count(cfg->width)));
     c->slot_frame.assign(size_t(cfg->depth) + 1, -1);
     c->slot_device.assign(size_t(cfg->depth) + 1, 0);
-    c->slot_mapped.assign(size_t(cfg->depth) + 1, 0);
+    c->slot_kept.assign(size_t(cfg->depth) + 1, 0);
   } catch (const std::bad_alloc&) {
     *why = "out of memory";
     return GUDCANNY_ENOMEM;
@@ -337,8 +361,11 @@ int receive(gudcanny_ctx* ctx, uint8_t* out, ptrdiff_t out_pitch, int how, gudca
     return GUDCANNY_EAGAIN;
   }
   const int slot = ctx->head;
-  if ((out || regions) && ctx->slot_mapped[size_t(slot)]) {
-    set_error(err, err_size, "this frame's edge map went to the device plane given to gudcanny_submit_cuda: out must be NULL");
+  const char kept = ctx->slot_kept[size_t(slot)];
+  if ((out && !(kept & kKeepsMap)) || (regions && !(kept & kKeepsCounts))) {
+    set_error(err, err_size, regions ? "this frame's edge map went to the device plane given to gudcanny_submit_cuda"
+                                     : "this frame of gudcanny_submit_cuda kept its edge map on the device (a device "
+                                       "plane, or GUDCANNY_OUT_REGIONS): out must be NULL");
     return GUDCANNY_EINVAL;
   }
   std::string why;
@@ -488,11 +515,7 @@ int gudcanny_submit(gudcanny_ctx* ctx, const uint8_t* plane, ptrdiff_t pitch, ch
     set_error(err, err_size, "pitch smaller than the width " + std::to_string(ctx->width));
     return GUDCANNY_EINVAL;
   }
-  if (ctx->pending == ctx->depth) {
-    set_error(err, err_size, std::to_string(ctx->pending) + " frames in flight (depth " + std::to_string(ctx->depth) +
-                                 "): receive one before submitting another");
-    return GUDCANNY_EAGAIN;
-  }
+  if (const int rc = check_room(ctx, err, err_size)) return rc;
   const long long frame = ctx->frames++;
   const int slot = (ctx->head + ctx->pending) % ctx->depth;
   std::string why;
@@ -514,6 +537,7 @@ int gudcanny_submit(gudcanny_ctx* ctx, const uint8_t* plane, ptrdiff_t pitch, ch
       return rc;
     }
     copy_plane(ctx->planes[size_t(slot)].data(), ctx->width, plane, pitch, ctx->width, ctx->height);
+    ctx->slot_kept[size_t(slot)] = kKeepsMap | kKeepsCounts;  // the cpu detects the map in receive
     ++ctx->pending;
   }
   set_error(err, err_size, why);
@@ -537,39 +561,27 @@ int gudcanny_submit_cuda(gudcanny_ctx* ctx, const uint8_t* plane, ptrdiff_t pitc
     set_error(err, err_size, "device plane pitches must be in [width " + std::to_string(ctx->width) + ", INT_MAX]");
     return GUDCANNY_EINVAL;
   }
-  if (how != GUDCANNY_OUT_MAP && how != GUDCANNY_OUT_MARK) {
-    set_error(err, err_size, "how must be GUDCANNY_OUT_MAP or GUDCANNY_OUT_MARK");
+  if (how != GUDCANNY_OUT_MAP && how != GUDCANNY_OUT_MARK && !(how == GUDCANNY_OUT_REGIONS && !out)) {
+    set_error(err, err_size, "how must be GUDCANNY_OUT_MAP or GUDCANNY_OUT_MARK, or GUDCANNY_OUT_REGIONS with out NULL");
     return GUDCANNY_EINVAL;
   }
   if (!ctx->cuda) {
     set_error(err, err_size, "device planes need the cuda backend, and this context is on the cpu backend");
     return GUDCANNY_EUNAVAILABLE;
   }
-  if (ctx->pending == ctx->depth) {
-    set_error(err, err_size, std::to_string(ctx->pending) + " frames in flight (depth " + std::to_string(ctx->depth) +
-                                 "): receive one before submitting another");
-    return GUDCANNY_EAGAIN;
-  }
+  if (const int rc = check_room(ctx, err, err_size)) return rc;
   const long long frame = ctx->frames++;
   const int slot = (ctx->head + ctx->pending) % ctx->depth;
+  const DeviceFrame dev{plane, int(pitch), out, int(out_pitch),
+                        how == GUDCANNY_OUT_MARK      ? canny::MapWrite::kMark
+                        : how == GUDCANNY_OUT_REGIONS ? canny::MapWrite::kCountsOnly
+                                                      : canny::MapWrite::kMap};
   std::string why;
-  ctx->slot_frame[size_t(slot)] = frame;
-  bool ok;
-  if (frame == ctx->fail_at_launch) {
-    why = "failure forced by GPUEC_GUDCANNY_FAIL_AT_SUBMIT=" + std::to_string(frame);
-    ok = false;
-  } else {
-    ok = ctx->cuda->launch_device(slot, plane, int(pitch), out, int(out_pitch),
-                                  how == GUDCANNY_OUT_MARK ? canny::MapWrite::kMark : canny::MapWrite::kMap,
-                                  ctx->options, &why);
-  }
-  if (!ok) {  // this frame is not taken; any in flight are lost with the device
+  if (!launch_cuda(ctx, slot, frame, &why, &dev)) {  // this frame is not taken; any in flight are lost with the device
     const int rc = drop_device_frames(ctx, &why);
     set_error(err, err_size, why);
     return rc;
   }
-  ctx->slot_device[size_t(slot)] = 1;
-  ctx->slot_mapped[size_t(slot)] = out != nullptr;
   ++ctx->pending;
   set_error(err, err_size, "");
   return GUDCANNY_OK;

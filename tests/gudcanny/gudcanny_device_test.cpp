@@ -222,6 +222,17 @@ SUITE_TEST(DevicePlanesMatchCpu) {
       EXPECT_EQ(gudcanny_receive_regions(ctx, 1.5, r, 1, &count, nullptr, err, sizeof err), GUDCANNY_EINVAL);
       EXPECT_EQ(gudcanny_receive_regions(ctx, 0.1, nullptr, 1, &count, nullptr, err, sizeof err), GUDCANNY_EINVAL);
       EXPECT_EQ(gudcanny_receive(ctx, nullptr, 0, GUDCANNY_OUT_MAP, nullptr, err, sizeof err), GUDCANNY_OK) << err;
+      // Regions only (GUDCANNY_OUT_REGIONS): the counts come to the host, the map does not.
+      EXPECT_EQ(gudcanny_submit_cuda(ctx, src[1]->data(), pitch, out[1]->data(), out[1]->pitch(), GUDCANNY_OUT_REGIONS,
+                                     err, sizeof err), GUDCANNY_EINVAL) << "GUDCANNY_OUT_REGIONS with a device plane";
+      for (int t = 0; t < 2; ++t)
+        ASSERT_EQ(gudcanny_submit_cuda(ctx, src[size_t(t)]->data(), pitch, nullptr, 0, GUDCANNY_OUT_REGIONS, err,
+                                       sizeof err), GUDCANNY_OK) << err;
+      ASSERT_EQ(gudcanny_test::receive_regions_and_check(ctx, want[0], c.w, c.h, 0.1, "regions only"), GUDCANNY_OK);
+      std::vector<uint8_t> map(px[1].size());
+      EXPECT_EQ(gudcanny_receive(ctx, map.data(), c.w, GUDCANNY_OUT_MAP, nullptr, err, sizeof err), GUDCANNY_EINVAL)
+          << "the map of a regions-only frame";
+      ASSERT_EQ(gudcanny_test::receive_regions_and_check(ctx, want[1], c.w, c.h, 0.0, "regions only"), GUDCANNY_OK);
       std::vector<uint8_t> check(px[0].size());  // host frames still work on the same context
       ASSERT_EQ(gudcanny_detect(ctx, px[0].data(), c.w, check.data(), c.w, nullptr, err, sizeof err), GUDCANNY_OK)
           << err;

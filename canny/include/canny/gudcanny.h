@@ -127,8 +127,10 @@ int gudcanny_detect(gudcanny_ctx *ctx, const uint8_t *plane, ptrdiff_t pitch, ui
 
 /* How gudcanny_receive writes the edge map into `out`. */
 enum gudcanny_out {
-  GUDCANNY_OUT_MAP = 0,  /* the edge map: 255 on edges, 0 elsewhere (as gudcanny_detect) */
-  GUDCANNY_OUT_MARK = 1  /* 255 on edges, the other bytes untouched: the edges drawn over a picture */
+  GUDCANNY_OUT_MAP = 0,     /* the edge map: 255 on edges, 0 elsewhere (as gudcanny_detect) */
+  GUDCANNY_OUT_MARK = 1,    /* 255 on edges, the other bytes untouched: the edges drawn over a picture */
+  GUDCANNY_OUT_REGIONS = 2  /* gudcanny_submit_cuda with out NULL only: the frame is received with
+                               gudcanny_receive_regions, so its map is not brought to the host */
 };
 
 /* Asynchronous detection, in the manner of avcodec_send_packet / avcodec_receive_frame: up to
@@ -145,8 +147,8 @@ enum gudcanny_out {
  *
  * gudcanny_receive takes the oldest frame in flight: cuda: waits for its slot's event (only that frame's
  * work; later frames keep running) and copies its edge map out; cpu: detects its edges. For a frame of
- * gudcanny_submit_cuda whose map went to a device plane, out must be NULL (GUDCANNY_EINVAL otherwise, the
- * frame stays in flight). out, out_pitch:
+ * gudcanny_submit_cuda whose map went to a device plane or stayed there (GUDCANNY_OUT_REGIONS), out must
+ * be NULL (GUDCANNY_EINVAL otherwise, the frame stays in flight). out, out_pitch:
  * as in gudcanny_detect, written as `how` says (enum gudcanny_out); out may be NULL to drop the map.
  * pairs: gudcanny_pair_count entries, or NULL. Returns GUDCANNY_OK, GUDCANNY_FELL_BACK (the output is
  * valid), GUDCANNY_EBACKEND (a CUDA error with device frames in flight: see gudcanny_submit_cuda),
@@ -168,7 +170,8 @@ int gudcanny_pending(const gudcanny_ctx *ctx);
  * gudcanny_submit_cuda enqueues the detection of `plane` in place: the plane must stay unchanged until
  * the frame is received (work the caller enqueues later on the same stream runs after the detection).
  *   out NULL: the edge map is downloaded into the slot, and gudcanny_receive writes it into a host `out`
- *             as for gudcanny_submit (regions of interest, say).
+ *             as for gudcanny_submit; with how = GUDCANNY_OUT_REGIONS only the edge counts per macroblock
+ *             are, and the frame must be received with gudcanny_receive_regions.
  *   out set:  the edge map is written into the device plane `out` as `how` says (enum gudcanny_out), on
  *             the stream, and nothing is downloaded but the pairs; work enqueued later on the same stream
  *             may read `out` without waiting. gudcanny_receive must then get out = NULL: it waits for the
@@ -201,7 +204,9 @@ int gudcanny_roi_regions(const uint8_t *edges, ptrdiff_t pitch, int width, int h
  * into *count. The cuda backend counts the edge pixels per macroblock on the device, so only those
  * counts are read on the host (no pass over the map). Returns the status of gudcanny_receive;
  * GUDCANNY_EINVAL also for count NULL, density outside [0, 1] or NaN, capacity < 0, rects NULL with a
- * capacity, or a frame of gudcanny_submit_cuda whose map went to a device plane (it stays in flight). */
+ * capacity, or a frame of gudcanny_submit_cuda whose map went to a device plane (it stays in flight).
+ * Frames submitted with gudcanny_submit_cuda(..., NULL, 0, GUDCANNY_OUT_REGIONS, ...) bring only their
+ * counts to the host. */
 int gudcanny_receive_regions(gudcanny_ctx *ctx, double density, gudcanny_rect *rects, int capacity, int *count,
                              gudcanny_pair *pairs, char *err, size_t err_size);
 int gudcanny_roi_capacity(int width, int height);

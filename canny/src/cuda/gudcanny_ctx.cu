@@ -77,7 +77,7 @@ class Detector final : public CudaDetector {
     context_ = context;
     caller_stream_ = static_cast<cudaStream_t>(stream);
     const gpu::ContextScope scope(context_);
-    if (scope.error()) return fail(why, "cuCtxPushCurrent (the caller's CUDA context): " + scope.error().str());
+    if (!pushed(scope, why)) return false;
     if (!context_) {
       if ((e = cudaSetDevice(device)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
       device_ = device;
@@ -137,7 +137,7 @@ class Detector final : public CudaDetector {
 
   bool wait(int slot, std::string* why) override {
     const gpu::ContextScope scope(context_);
-    if (scope.error()) return fail(why, "cuCtxPushCurrent: " + scope.error().str());
+    if (!pushed(scope, why)) return false;
     const cudaError_t e = cudaEventSynchronize(slots_[size_t(slot)].done);
     return e == cudaSuccess || fail(why, describe(e, "detect_edges_cuda"));
   }
@@ -156,15 +156,19 @@ class Detector final : public CudaDetector {
     return false;
   }
 
+  static bool pushed(const gpu::ContextScope& scope, std::string* why) {
+    return !scope.error() || fail(why, "cuCtxPushCurrent (the caller's CUDA context): " + scope.error().str());
+  }
+
   // The context of every call: the caller's (pushed by `scope`), or the device's primary one.
   bool enter(const gpu::ContextScope& scope, std::string* why) const {
-    if (scope.error()) return fail(why, "cuCtxPushCurrent (the caller's CUDA context): " + scope.error().str());
+    if (!pushed(scope, why)) return false;
     const cudaError_t e = context_ ? cudaSuccess : cudaSetDevice(device_);
     return e == cudaSuccess || fail(why, describe(e, "cudaSetDevice"));
   }
 
-  // Detection of the device plane src, then the map into out (or the map and the macroblock counts
-  // downloaded into the slot), the pairs downloaded, the slot's event recorded.
+  // Detection of the device plane src, then the map into out (or the macroblock counts and, unless
+  // kCountsOnly, the map downloaded into the slot), the pairs downloaded, the slot's event recorded.
   bool run(int slot, const uint8_t* src, int pitch, uint8_t* out, int out_pitch, MapWrite write,
            const Options& options, std::string* why) {
     const Slot& s = slots_[size_t(slot)];
@@ -184,8 +188,9 @@ class Detector final : public CudaDetector {
       if ((e = cudaGetLastError()) != cudaSuccess) return fail(why, describe(e, "mb_count_kernel"));
       if ((e = cudaMemcpyAsync(s.counts, d_counts_, size_t(mb_w_) * mb_h_ * sizeof(uint16_t),
                                cudaMemcpyDeviceToHost, stream_)) != cudaSuccess ||
-          (e = cudaMemcpyAsync(s.edges, d_edges_, size_t(width_) * height_, cudaMemcpyDeviceToHost, stream_)) !=
-              cudaSuccess)
+          (write != MapWrite::kCountsOnly &&
+           (e = cudaMemcpyAsync(s.edges, d_edges_, size_t(width_) * height_, cudaMemcpyDeviceToHost, stream_)) !=
+               cudaSuccess))
         return fail(why, describe(e, "cudaMemcpyAsync (edge map)"));
     }
     if ((e = cudaMemcpyAsync(s.pairs, d_pairs_, size_t(strip_count(width_)) * sizeof(ThresholdPair),

@@ -15,6 +15,7 @@ struct DriverCalls {
   CUresult (*push)(CUcontext) = nullptr;
   CUresult (*pop)(CUcontext*) = nullptr;
   CUresult (*get_id)(CUcontext, unsigned long long*) = nullptr;
+  CUresult (*error_name)(CUresult, const char**) = nullptr;
   CudaError error;
 };
 
@@ -31,18 +32,18 @@ const DriverCalls& driver() {
     DriverCalls c;
     if (!(c.error = entry("cuCtxPushCurrent", reinterpret_cast<void**>(&c.push))))
       if (!(c.error = entry("cuCtxPopCurrent", reinterpret_cast<void**>(&c.pop))))
-        c.error = entry("cuCtxGetId", reinterpret_cast<void**>(&c.get_id));
+        if (!(c.error = entry("cuCtxGetId", reinterpret_cast<void**>(&c.get_id))))
+          c.error = entry("cuGetErrorName", reinterpret_cast<void**>(&c.error_name));
     return c;
   }();
   return calls;
 }
 
-// A driver result as the project's error (the runtime's code for the same condition where one exists).
+// A driver result as the project's error, named by the driver (a static string, as CudaError wants).
 CudaError driver_error(CUresult r, const char* file, int line) {
-  return CudaError{static_cast<int>(r), file, line, r == CUDA_ERROR_INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT"
-                                                    : r == CUDA_ERROR_CONTEXT_IS_DESTROYED
-                                                        ? "CUDA_ERROR_CONTEXT_IS_DESTROYED"
-                                                        : "CUresult"};
+  const char* name = nullptr;
+  if (driver().error_name(r, &name) != CUDA_SUCCESS || !name) name = "CUresult";
+  return CudaError{static_cast<int>(r), file, line, name};
 }
 
 }  // namespace
@@ -72,9 +73,12 @@ ContextScope::~ContextScope() {
 CudaError current_context_id(uint64_t* id) {
   const DriverCalls& d = driver();
   if (d.error) return d.error;
-  GPUEC_CUDA_CHECK(cudaFree(nullptr));
   unsigned long long v = 0;
-  const CUresult r = d.get_id(nullptr, &v);  // null: the current context
+  CUresult r = d.get_id(nullptr, &v);  // null: the current context
+  if (r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_NOT_INITIALIZED) {  // none yet: the runtime binds the primary one
+    GPUEC_CUDA_CHECK(cudaFree(nullptr));
+    r = d.get_id(nullptr, &v);
+  }
   if (r != CUDA_SUCCESS) return driver_error(r, __FILE__, __LINE__);
   *id = v;
   return {};
