@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "avc/reentropy.h"
+#include "gpu/backend.h"
 
 namespace {
 
@@ -29,16 +30,15 @@ void usage(FILE* f) {
                "Slice groups (FMO), arbitrary slice order and redundant slices are supported.\n"
                "\n"
                "options:\n"
-               "  --backend NAME      the entropy stage to code with:\n"
-               "                        cpu        slice by slice on the CPU (default);\n"
-               "                        cuda       the CAVLCU kernel and the GPU slice assembly, many pictures\n"
-               "                                   per submission (exit 2 when no GPU or no CUDA in this build);\n"
-               "                        cpu-frame  the cuda path's CPU twin (same batches, code_frame_ref and\n"
-               "                                   assemble_frame_ref): slow, for checking without a GPU.\n"
+               "  --backend NAME      the frame coder to code with (many pictures per submission):\n"
+               "                        cpu   on the CPU (default);\n"
+               "                        cuda  the CAVLCU kernel and the GPU slice assembly (exit 2 when no GPU\n"
+               "                              or no CUDA in this build);\n"
+               "                        auto  cuda when a GPU is usable, else cpu.\n"
                "                      Every backend writes the same bytes.\n"
                "  --device N          CUDA device ordinal (cuda; default 0).\n"
-               "  --batch-mbs N       macroblocks re-coded per batch (default 65536; cuda and cpu-frame code\n"
-               "                      max(1, N / picture size) pictures per submission).\n"
+               "  --batch-mbs N       macroblocks re-coded per batch (default 65536: max(1, N / picture size)\n"
+               "                      pictures per submission).\n"
                "  --check             exit 3 when OUT differs from IN (it does when IN was not coded or escaped\n"
                "                      as the standard prescribes; the summary says where).\n"
                "  -q, --quiet         no summary line on stderr (errors are still printed).\n"
@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
     usage(stderr);
     return kExitUsage;
   }
-  if (!avc::parse_backend(backend, &opt.backend)) {
-    std::fprintf(stderr, "avc-reentropy: --backend '%s': use cpu, cuda or cpu-frame\n", backend.c_str());
+  if (!gpu::parse_backend(backend, &opt.backend)) {
+    std::fprintf(stderr, "avc-reentropy: --backend '%s': use cpu, cuda or auto\n", backend.c_str());
     return kExitUsage;
   }
   in_path = pos[0];

@@ -51,7 +51,7 @@
 #include "cavlc/frame.h"
 #include "cavlc/frame_cuda.h"
 #include "cavlc/slice.h"
-#include "gpuec/capture.h"
+#include "cavlc/capture.h"
 #include "gpuec/stage.h"
 #include "vle/bitwriter.h"
 #include "vle/pack.h"
@@ -138,7 +138,7 @@ std::vector<std::string> default_captures(std::string* dir) {
 // One slice of a frame: the records rebased onto the captured skeleton (start_bit is byte-aligned, so
 // skeleton bit b is bit b - start_bit of `skeleton`), skipped records normalized as gpuec_mb_skip does.
 struct Slice {
-  const gpuec::CapturedSlice* cap = nullptr;
+  const cavlc::CapturedSlice* cap = nullptr;
   std::vector<gpuec_mb> recs;
   int64_t skel_bits = 0;  // end_bit - start_bit
 };
@@ -157,11 +157,11 @@ struct Frame {
 };
 
 // Groups the capture into frames and builds every frame's inputs. Returns false with a message.
-bool build_frames(const std::vector<gpuec::CapturedSlice>& caps, std::vector<Frame>* frames, std::string* err) {
+bool build_frames(const std::vector<cavlc::CapturedSlice>& caps, std::vector<Frame>* frames, std::string* err) {
   if (caps.empty()) return *err = "no slices", false;
   if (caps[0].head.first_mb != 0) return *err = "the first slice does not start a frame (first_mb != 0)", false;
-  for (const gpuec::CapturedSlice& c : caps) {
-    const gpuec::CaptureSliceHeader& hd = c.head;
+  for (const cavlc::CapturedSlice& c : caps) {
+    const cavlc::CaptureSliceHeader& hd = c.head;
     if (hd.first_mb == 0) {
       frames->emplace_back();
       frames->back().w = static_cast<int>(hd.mb_width);
@@ -380,10 +380,10 @@ class CaptureBench {
     if (twin_total_ == UINT64_MAX) mismatch(what + ": assemble_frame_ref rejects the frame part");
     row.out_bytes = vle::packed_bytes(twin_total_);
     for (int k = 0; k < ns; ++k) {
-      const gpuec::CaptureSliceHeader& hd = f.slices[k].cap->head;
+      const cavlc::CaptureSliceHeader& hd = f.slices[k].cap->head;
       const int64_t rbsp = static_cast<int64_t>(twin_res_[k].bits) - 1;  // the stop bit came with the skeleton
       if (rbsp != hd.out_bits ||
-          gpuec::capture_hash(twin_out_.data() + twin_res_[k].out_bit / 8, rbsp) != hd.out_hash)
+          cavlc::capture_hash(twin_out_.data() + twin_res_[k].out_bit / 8, rbsp) != hd.out_hash)
         mismatch(what + " slice " + std::to_string(k) + ": the CPU twin gives " + std::to_string(rbsp) +
                  " bits, the capture " + std::to_string(hd.out_bits) + " (or another hash)");
       row.payload_bytes += (twin_res_[k].bits + 7) / 8;
@@ -412,7 +412,7 @@ class CaptureBench {
         const int64_t bits = static_cast<int64_t>(bw.bits());
         bw.flush();
         if (check && (r != 0 || bw.overflowed() || bits != s.cap->head.out_bits ||
-                      gpuec::capture_hash(cpu_out_.data(), bits) != s.cap->head.out_hash))
+                      cavlc::capture_hash(cpu_out_.data(), bits) != s.cap->head.out_hash))
           mismatch(what + " slice " + std::to_string(k) + ": encode_slice_ref differs from the capture");
       }
     };
@@ -541,14 +541,14 @@ class CaptureBench {
       }
       if (n != ns) mismatch(what + ": gpuec_frame_complete returns " + std::to_string(n));
       for (int k = 0; k < ns; ++k) {
-        const gpuec::CaptureSliceHeader& hd = f.slices[k].cap->head;
+        const cavlc::CaptureSliceHeader& hd = f.slices[k].cap->head;
         int tag = -1;
         const uint8_t* payload = nullptr;
         int64_t bytes = 0, added = 0;
         if (gpuec_frame_slice(stage_, k, &tag, &payload, &bytes, &added) != GPUEC_OK || tag != k)
           mismatch(what + ": gpuec_frame_slice fails for slice " + std::to_string(k));
         const int64_t rbsp = f.slices[k].skel_bits + added;  // payload bits without rbsp_slice_trailing_bits
-        if (rbsp != hd.out_bits || gpuec::capture_hash(payload, rbsp) != hd.out_hash)
+        if (rbsp != hd.out_bits || cavlc::capture_hash(payload, rbsp) != hd.out_hash)
           mismatch(what + " slice " + std::to_string(k) + ": the stage gives " + std::to_string(rbsp) +
                    " bits, the capture " + std::to_string(hd.out_bits) + " (or another hash)");
         if (bytes != static_cast<int64_t>((twin_res_[k].bits + 7) / 8) ||
@@ -599,9 +599,9 @@ class CaptureBench {
 
 // Benchmarks one capture. Exits on any failure.
 std::vector<Row> bench_capture(const std::string& path, const Options& o) {
-  std::vector<gpuec::CapturedSlice> caps;
+  std::vector<cavlc::CapturedSlice> caps;
   std::string err;
-  if (!gpuec::read_capture(path, caps, err)) {
+  if (!cavlc::read_capture(path, caps, err)) {
     std::fprintf(stderr, "cavlcu-bench-frames: %s\n", err.c_str());
     std::exit(kExitCapture);
   }

@@ -36,7 +36,7 @@ void usage(FILE* f) {
                "\n"
                "Times the re-coding stage of avc-reentropy (parsed slices in, re-coded RBSPs out) per stream.\n"
                "Without STREAMs: every stream of $GPUEC_SHARED_DIR/conformance/MANIFEST.tsv (default ../shared).\n"
-               "  --backends LIST  comma-separated backends to time (default cpu,cuda; also cpu-frame); cpu is\n"
+               "  --backends LIST  comma-separated backends to time (default cpu,cuda; cpu, cuda, auto); cpu is\n"
                "                   always timed, as the baseline of the ratios\n"
                "  --repeats R      timed passes per stream and backend (default 15); the median is reported\n"
                "  --warmup W       untimed passes before them (default 2)\n"
@@ -45,8 +45,8 @@ void usage(FILE* f) {
                "\n"
                "Output: a 'stream' line per stream and a 'total' line, key=value (times in us, rates in M MB/s):\n"
                "  stream NAME mbs= slices= parse_us= copy_mbps= BACKEND_us= BACKEND_fill_us= BACKEND_mbps= BACKEND_x=\n"
-               "  (BACKEND_fill_us: the part outside the recoder's flushes, i.e. for cpu the coding, for cuda and\n"
-               "  cpu-frame filling the batch on the host; BACKEND_x: the cpu time over the backend's)\n"
+               "  (BACKEND_fill_us: the part outside the recoder's flushes, i.e. filling the batch on the host;\n"
+               "  BACKEND_x: the cpu time over the backend's)\n"
                "exit: 0 ok; 1 usage; 2 unreadable or refused stream, or a backend that cannot start;\n"
                "3 a backend's output differs.\n");
 }
@@ -82,7 +82,7 @@ bool recode(avc::SliceRecoder& rec, const std::vector<Captured>& slices, std::ve
 int main(int argc, char** argv) {
   int repeats = 15, warmup = 2;
   avc::RecoderOptions base;
-  std::vector<avc::Backend> backends = {avc::Backend::kCpu, avc::Backend::kCuda};
+  std::vector<gpu::Backend> backends = {gpu::Backend::kCpu, gpu::Backend::kCuda};
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -107,16 +107,16 @@ int main(int argc, char** argv) {
     } else if (a == "--device") {
       base.device = number(0);
     } else if (a == "--backends" && i + 1 < argc) {
-      backends = {avc::Backend::kCpu};
+      backends = {gpu::Backend::kCpu};
       std::string list = argv[++i];
       for (size_t at = 0; at <= list.size();) {
         const size_t comma = std::min(list.find(',', at), list.size());
-        avc::Backend b;
-        if (!avc::parse_backend(list.substr(at, comma - at), &b)) {
+        gpu::Backend b;
+        if (!gpu::parse_backend(list.substr(at, comma - at), &b)) {
           std::fprintf(stderr, "reentropy-bench: unknown backend in '%s'\n", list.c_str());
           return kExitUsage;
         }
-        if (b != avc::Backend::kCpu) backends.push_back(b);
+        if (b != gpu::Backend::kCpu) backends.push_back(b);
         at = comma + 1;
       }
     } else if (!a.empty() && a[0] == '-') {
@@ -142,13 +142,13 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<std::unique_ptr<avc::SliceRecoder>> recoders;
-  for (avc::Backend b : backends) {
+  for (gpu::Backend b : backends) {
     avc::RecoderOptions o = base;
     o.backend = b;
     std::string why;
     recoders.push_back(avc::SliceRecoder::create(o, &why));
     if (!recoders.back()) {
-      std::fprintf(stderr, "reentropy-bench: backend %s: %s\n", avc::backend_name(b), why.c_str());
+      std::fprintf(stderr, "reentropy-bench: backend %s: %s\n", gpu::backend_name(b), why.c_str());
       return kExitInput;
     }
   }
@@ -174,13 +174,13 @@ int main(int argc, char** argv) {
       avc::Error err;
       slices.clear();
       if (!avc::reentropy_stream(in.data(), in.size(), out, nullptr, err, keep, o)) {
-        std::fprintf(stderr, "reentropy-bench: %s (%s): %s\n", name.c_str(), avc::backend_name(backends[k]),
+        std::fprintf(stderr, "reentropy-bench: %s (%s): %s\n", name.c_str(), gpu::backend_name(backends[k]),
                      err.describe().c_str());
         return kExitInput;
       }
       if (out != in) {
         std::fprintf(stderr, "reentropy-bench: %s: the %s backend's output differs from the input\n", name.c_str(),
-                     avc::backend_name(backends[k]));
+                     gpu::backend_name(backends[k]));
         return kExitDiffers;
       }
     }
@@ -215,13 +215,13 @@ int main(int argc, char** argv) {
         const bool ok = recode(*recoders[k], slices, k == 0 ? &want : &got, &fill_us, &why);
         const double us = us_since(t0);
         if (!ok) {
-          std::fprintf(stderr, "reentropy-bench: %s (%s): %s\n", name.c_str(), avc::backend_name(backends[k]),
+          std::fprintf(stderr, "reentropy-bench: %s (%s): %s\n", name.c_str(), gpu::backend_name(backends[k]),
                        why.c_str());
           return kExitInput;
         }
         if (k > 0 && got != want) {
           std::fprintf(stderr, "reentropy-bench: %s: the %s backend's re-coding differs from cpu's\n", name.c_str(),
-                       avc::backend_name(backends[k]));
+                       gpu::backend_name(backends[k]));
           return kExitDiffers;
         }
         if (r >= warmup) {
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
       const double med = gpuec_bench::median(t);
       if (k == 0) cpu_us = med;
       total_us[k] += med;
-      const char* bn = avc::backend_name(backends[k]);
+      const char* bn = gpu::backend_name(backends[k]);
       std::snprintf(buf, sizeof buf, " %s_us=%.1f %s_fill_us=%.1f %s_mbps=%.3f %s_x=%.2f", bn, med, bn,
                     gpuec_bench::median(t_fill), bn, double(mbs) / med, bn, cpu_us / med);
       line += buf;
@@ -246,8 +246,8 @@ int main(int argc, char** argv) {
   }
   std::printf("total streams=%zu mbs=%lld", paths.size(), static_cast<long long>(total_mbs));
   for (size_t k = 0; k < backends.size(); ++k)
-    std::printf(" %s_us=%.1f %s_mbps=%.3f %s_x=%.2f", avc::backend_name(backends[k]), total_us[k],
-                avc::backend_name(backends[k]), double(total_mbs) / total_us[k], avc::backend_name(backends[k]),
+    std::printf(" %s_us=%.1f %s_mbps=%.3f %s_x=%.2f", gpu::backend_name(backends[k]), total_us[k],
+                gpu::backend_name(backends[k]), double(total_mbs) / total_us[k], gpu::backend_name(backends[k]),
                 total_us[0] / total_us[k]);
   std::printf("\n");
   return kExitOk;

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cavlc/slice.h"
-#include "gpuec/capture.h"
+#include "cavlc/capture.h"
 #include "bench_util.h"
 
 namespace {
@@ -62,7 +62,7 @@ double us_since(Clock::time_point t0) {
 // One slice ready to code: records rebased so that the skeleton starts at bit 0 of `skeleton`
 // (start_bit is byte-aligned, so every bit keeps its position within its byte).
 struct Slice {
-  const gpuec::CapturedSlice* cap;
+  const cavlc::CapturedSlice* cap;
   std::vector<gpuec_mb> recs;
   cavlc::SliceLayout layout;
 };
@@ -90,11 +90,11 @@ struct Bench {
       const int64_t bits = static_cast<int64_t>(bw.bits());
       bw.flush();
       if (!check) continue;
-      const gpuec::CaptureSliceHeader& h = s.cap->head;
+      const cavlc::CaptureSliceHeader& h = s.cap->head;
       if (r != 0 || bw.overflowed()) {
         std::fprintf(stderr, "gpuec-bench-stage: slice %llu: the coder rejects the captured records\n",
                      static_cast<unsigned long long>(h.slice_index));
-      } else if (const uint64_t hash = gpuec::capture_hash(out.data(), bits);
+      } else if (const uint64_t hash = cavlc::capture_hash(out.data(), bits);
                  bits != h.out_bits || hash != h.out_hash) {
         std::fprintf(stderr, "gpuec-bench-stage: slice %llu: %lld bits (hash %016llx), captured %lld bits "
                      "(hash %016llx)\n", static_cast<unsigned long long>(h.slice_index),
@@ -187,9 +187,9 @@ int main(int argc, char** argv) {
   if (memcpy_mode) return bench_memcpy(size_mib, repeats, warmup);
   if (path.empty()) return usage(stderr), 1;
 
-  std::vector<gpuec::CapturedSlice> caps;
+  std::vector<cavlc::CapturedSlice> caps;
   std::string error;
-  if (!gpuec::read_capture(path, caps, error)) {
+  if (!cavlc::read_capture(path, caps, error)) {
     std::fprintf(stderr, "gpuec-bench-stage: %s\n", error.c_str());
     return 2;
   }
@@ -201,8 +201,8 @@ int main(int argc, char** argv) {
   std::vector<Frame> frames;
   int64_t max_bound = 0;
   size_t max_mbs = 0;
-  for (const gpuec::CapturedSlice& c : caps) {
-    const gpuec::CaptureSliceHeader& h = c.head;
+  for (const cavlc::CapturedSlice& c : caps) {
+    const cavlc::CaptureSliceHeader& h = c.head;
     if (h.first_mb == 0) frames.emplace_back();
     Slice s{&c, c.recs, {static_cast<int>(h.mb_width), h.first_mb, 0, h.end_bit - h.start_bit}};
     for (gpuec_mb& m : s.recs) {

@@ -23,7 +23,7 @@
 
 #include "cavlc/cavlc.h"
 #include "cavlc/slice.h"
-#include "gpuec/capture.h"
+#include "cavlc/capture.h"
 #include "raster.h"
 #include "totals_twin.h"
 #include "bench_util.h"
@@ -145,9 +145,9 @@ int main(int argc, char** argv) {
 
   unsigned sink = 0;
   for (const std::string& path : paths) {
-    std::vector<gpuec::CapturedSlice> slices;
+    std::vector<cavlc::CapturedSlice> slices;
     std::string err;
-    if (!gpuec::read_capture(path, slices, err)) {
+    if (!cavlc::read_capture(path, slices, err)) {
       std::fprintf(stderr, "gpuec-bench-totals: %s\n", err.c_str());
       return 2;
     }

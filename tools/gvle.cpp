@@ -297,7 +297,7 @@ struct Options {
   std::vector<std::string> inputs;
   bool force = false;
   int progress = -1;  // -1: automatic
-  vle::Backend backend = vle::Backend::kAuto;
+  gpu::Backend backend = gpu::Backend::kAuto;
   unsigned threads = 0;
   int repeat = 7, warmup = 1;
 };
@@ -308,7 +308,7 @@ int run_compress(const Options& o, bool decompress) {
     return io_error(o.out + ": exists (use -f to overwrite)");
   if (!decompress && !o.force && is_stdio(o.out) && isatty(1))
     return usage_error("compressed data not written to a terminal (use -o OUT, a redirection or -f)");
-  if (decompress && o.backend == vle::Backend::kCuda) return usage_error("--backend applies to compress only");
+  if (decompress && o.backend == gpu::Backend::kCuda) return usage_error("--backend applies to compress only");
   if (!decompress && !vle::encoder_for(o.backend))
     return usage_error("--backend cuda: not built with the CUDA encoder");
   g_progress.enable(o.progress == 1);
@@ -418,7 +418,7 @@ struct BenchRow {
 int bench_one(const Options& o, const std::string& name, const std::vector<uint8_t>& data, unsigned nthreads,
               std::vector<BenchRow>* rows) {
   std::vector<uint8_t> file, back;
-  vle::Status s = vle::compress(data.data(), data.size(), vle::Backend::kCpu, &file);
+  vle::Status s = vle::compress(data.data(), data.size(), gpu::Backend::kCpu, &file);
   if (!s.ok()) return io_error(name + ": " + s.message);
   vle::DecompressOptions d1, dn;
   d1.threads = 1;
@@ -442,7 +442,7 @@ int bench_one(const Options& o, const std::string& name, const std::vector<uint8
   r.bytes = data.size();
   r.packed = file.size();
   std::vector<uint8_t> tmp;
-  r.t[0] = time_median([&] { vle::compress(data.data(), data.size(), vle::Backend::kCpu, &tmp); }, o.warmup, o.repeat);
+  r.t[0] = time_median([&] { vle::compress(data.data(), data.size(), gpu::Backend::kCpu, &tmp); }, o.warmup, o.repeat);
   r.t[1] = time_median([&] { vle::encode_ref(data.data(), data.size(), t, payload.data(), chunk_bits.data()); },
                        o.warmup, o.repeat);
   r.t[2] = time_median([&] { vle::decompress(file.data(), file.size(), &tmp, d1); }, o.warmup, o.repeat);
@@ -575,10 +575,7 @@ int main(int argc, char** argv) {
       o.progress = 0;
     } else if (a == "--backend" || a.compare(0, 10, "--backend=") == 0) {
       if (a == "--backend" ? !value(&v) : (v = a.substr(10), false)) return usage_error("--backend needs a value");
-      if (v == "cpu") o.backend = vle::Backend::kCpu;
-      else if (v == "cuda") o.backend = vle::Backend::kCuda;
-      else if (v == "auto") o.backend = vle::Backend::kAuto;
-      else return usage_error("--backend: unknown backend '" + v + "' (cpu, cuda or auto)");
+      if (!gpu::parse_backend(v, &o.backend)) return usage_error("--backend: unknown backend '" + v + "' (cpu, cuda or auto)");
     } else if (a == "--threads" || a == "--repeat" || a == "--warmup") {
       if (!value(&v) || !parse_uint(v, a == "--threads" ? 1024 : 1000000, &n))
         return usage_error(a + " needs a number" + (a == "--threads" ? " (0..1024)" : ""));
@@ -597,7 +594,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes an EPIPE write error (exit 2)
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, on_signal);
   if (o.command == "bench") {
-    if (o.backend == vle::Backend::kCuda) return usage_error("bench: not built with the CUDA encoder");
+    if (o.backend == gpu::Backend::kCuda) return usage_error("bench: not built with the CUDA encoder");
     return run_bench(o);
   }
   return run_compress(o, o.command == "decompress");

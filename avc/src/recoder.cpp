@@ -11,28 +11,10 @@
 #include "cavlc/assemble_frame.h"
 #include "cavlc/frame.h"
 #include "cavlc/slice.h"
-#include "gpuec/cuda_coder.h"
+#include "cavlc/frame_coder.h"
 #include "vle/bitwriter.h"
 
 namespace avc {
-
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::kCpu: return "cpu";
-    case Backend::kCuda: return "cuda";
-    case Backend::kCpuFrame: return "cpu-frame";
-  }
-  return "?";
-}
-
-bool parse_backend(const std::string& name, Backend* b) {
-  for (Backend v : {Backend::kCpu, Backend::kCuda, Backend::kCpuFrame})
-    if (name == backend_name(v)) {
-      *b = v;
-      return true;
-    }
-  return false;
-}
 
 namespace {
 
@@ -49,84 +31,16 @@ bool refuse(std::string* why, const char* text) {
   return false;
 }
 
-// kCpu: every slice coded when it is added, into one buffer.
-class CpuRecoder final : public SliceRecoder {
- public:
-  explicit CpuRecoder(int batch_mbs) : batch_mbs_(batch_mbs) {}
-
-  bool add(int mb_width, int pic_mbs, const SliceRecords& recs, const Sink& sink, std::string* why) override {
-    if (recs.mbs.empty() || mb_width < 1 || pic_mbs < mb_width) return refuse(why, "empty slice");
-    if (!done_.empty() && queued_mbs_ >= int64_t{batch_mbs_} && !flush(sink, why)) return false;
-    try {
-      if (stamp_.size() != size_t(pic_mbs) || next_stamp_ == INT32_MAX) {
-        stamp_.assign(size_t(pic_mbs), -1);
-        totals_.resize(size_t(pic_mbs));
-        next_stamp_ = 0;
-      }
-      const int32_t id = next_stamp_++;
-      for (const gpuec_mb& m : recs.mbs) {
-        if (m.mb_addr < 0 || m.mb_addr >= pic_mbs) return refuse(why, "macroblock address outside the picture");
-        stamp_[size_t(m.mb_addr)] = id;
-      }
-      const size_t cap = recs.skel.size() + recs.skel.size() / 2 + 4096 + recs.mbs.size() * 64;
-      if (buf_.size() < used_ + cap) buf_.resize(std::max(used_ + cap, 2 * buf_.size()));  // grows only
-      vle::BitWriter bw(buf_.data() + used_, cap);  // writes every byte it reports
-      cavlc::SliceLayout layout{mb_width, recs.mbs.front().mb_addr, 0, int64_t(recs.skel_bits)};
-      layout.slice_of_mb = stamp_.data();
-      layout.slice_id = id;
-      layout.n_mbs = pic_mbs;
-      if (cavlc::encode_slice_ref(recs.mbs.data(), recs.mbs.size(), layout, recs.skel.data(), totals_.data(), bw) != 0)
-        return refuse(why, "the entropy stage refused the slice's records");
-      const uint64_t residual = bw.bits() - recs.skel_bits;
-      bw.put_bit(1);  // rbsp_stop_one_bit
-      bw.align_zero();
-      const size_t n = size_t(bw.bits() / 8);
-      bw.flush();
-      if (bw.overflowed()) return refuse(why, "re-coded slice larger than its buffer");
-      done_.push_back({used_, n, residual});
-      used_ += n;
-      queued_mbs_ += int64_t(recs.mbs.size());
-    } catch (const std::bad_alloc&) {
-      return refuse(why, "out of memory");
-    }
-    return true;
-  }
-
-  bool flush(const Sink& sink, std::string* why) override {
-    const Timer timer(flush_seconds_);
-    bool ok = true;
-    for (size_t i = 0; i < done_.size() && ok; ++i)
-      ok = sink(i, RecodedSlice{buf_.data() + done_[i].at, done_[i].bytes, done_[i].residual});
-    done_.clear();
-    used_ = 0;
-    queued_mbs_ = 0;
-    return ok || refuse(why, "the receiver stopped");
-  }
-
-  size_t queued() const override { return done_.size(); }
-
- private:
-  struct Done {
-    size_t at, bytes;
-    uint64_t residual;
-  };
-  int batch_mbs_;
-  int64_t queued_mbs_ = 0;
-  std::vector<int32_t> stamp_;  // the slice each macroblock was last coded in (encode_slice_ref's map)
-  int32_t next_stamp_ = 0;
-  std::vector<cavlc::MbTotals> totals_;
-  std::vector<uint8_t> buf_;  // the coded slices, [0, used_)
-  size_t used_ = 0;
-  std::vector<Done> done_;
-};
-
-// kCuda / kCpuFrame: slices placed in bands of a tall frame (recoder.h), coded by a frame coder.
+// Slices placed in bands of a tall frame (recoder.h), coded by the frame coder.
 class FrameRecoder final : public SliceRecoder {
  public:
   FrameRecoder(const RecoderOptions& opt) : opt_(opt) {}
 
   bool probe(std::string* why) {  // a coder for a small frame: says now whether the backend works
-    return make_coder(1, 1, why);
+    if (opt_.backend == gpu::Backend::kOff) return refuse(why, "backend off is not a re-coding backend");
+    if (!make_coder(1, 1, why)) return false;
+    opt_.backend = coder_->backend();  // kAuto decided once
+    return true;
   }
 
   bool add(int mb_width, int pic_mbs, const SliceRecords& recs, const Sink& sink, std::string* why) override {
@@ -157,9 +71,9 @@ class FrameRecoder final : public SliceRecoder {
 
     // Skeleton with rbsp_stop_one_bit after it (the assembly writes it as the slice's last bit).
     const uint64_t bits = recs.skel_bits;
-    uint8_t* area = coder_->skeleton(skel_used_ + gpuec::skeleton_bytes(bits) + 4);
+    uint8_t* area = coder_->skeleton(skel_used_ + cavlc::skeleton_bytes(bits) + 4);
     if (!area) return refuse(why, "out of memory (skeleton)");
-    const size_t bytes = gpuec::put_skeleton(area + skel_used_, recs.skel.data(), bits);
+    const size_t bytes = cavlc::put_skeleton(area + skel_used_, recs.skel.data(), bits);
     const uint64_t skel_bit0 = uint64_t(skel_used_) * 8;
 
     gpuec_mb* records = coder_->records();
@@ -236,8 +150,7 @@ class FrameRecoder final : public SliceRecoder {
 
   bool make_coder(int width, int height, std::string* why) {
     coder_.reset();  // the old one's memory first
-    coder_ = opt_.backend == Backend::kCuda ? gpuec::CudaCoder::create(width, height, opt_.device, why)
-                                            : gpuec::CudaCoder::create_cpu_twin(width, height, why);
+    coder_ = cavlc::FrameCoder::create(opt_.backend, width, height, opt_.device, why);
     width_ = 0;
     return coder_ != nullptr;
   }
@@ -261,7 +174,7 @@ class FrameRecoder final : public SliceRecoder {
   }
 
   RecoderOptions opt_;
-  std::unique_ptr<gpuec::CudaCoder> coder_;
+  std::unique_ptr<cavlc::FrameCoder> coder_;
   int width_ = 0, pic_mbs_ = 0, bands_ = 0, bands_used_ = 0;
   std::vector<uint8_t> occupied_;  // the last band's macroblocks inside a slice's range
   std::vector<Pending> slices_;    // in the order added
@@ -276,7 +189,6 @@ std::unique_ptr<SliceRecoder> SliceRecoder::create(const RecoderOptions& opt, st
     *why = "batch size must be at least one macroblock";
     return nullptr;
   }
-  if (opt.backend == Backend::kCpu) return std::unique_ptr<SliceRecoder>(new CpuRecoder(opt.batch_mbs));
   std::unique_ptr<FrameRecoder> r(new FrameRecoder(opt));
   if (!r->probe(why)) return nullptr;
   return r;

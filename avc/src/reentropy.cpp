@@ -30,7 +30,7 @@ struct Piece {
 }  // namespace
 
 bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
-                      Error& err, const SliceEdit& edit, const RecoderOptions& opt) {
+                      Error& err, const SliceEdit& edit, const RecoderOptions& opt, SliceRecoder* recoder) {
   ReentropyStats st;
   out.clear();
   err.clear();
@@ -38,8 +38,12 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   if (!split_annexb(data, size, nals, err)) return false;
   out.reserve(size + size / 16 + 64);
   std::string why;
-  std::unique_ptr<SliceRecoder> rec = SliceRecoder::create(opt, &why);
-  if (!rec) return fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend), why.c_str());
+  std::unique_ptr<SliceRecoder> own;
+  if (!recoder) {
+    own = SliceRecoder::create(opt, &why);
+    if (!own) return fail(err, Status::kBackend, "%s: %s", gpu::backend_name(opt.backend), why.c_str());
+  }
+  SliceRecoder* const rec = recoder ? recoder : own.get();
 
   HeaderParser hp;
   SliceGroupMap groups;
@@ -81,7 +85,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   };
   auto backend_failed = [&](int64_t nal_index) {
     err.nal_index = nal_index;
-    return fail(err, Status::kBackend, "%s: %s", backend_name(opt.backend), why.c_str());
+    return fail(err, Status::kBackend, "%s: %s", recoder ? "recoder" : gpu::backend_name(opt.backend), why.c_str());
   };
   // On an error: the NAL units before the faulty one are written, when the backend can code them.
   auto failed = [&]() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "gpu/backend.h"
 #include "cuda_detector.h"
 
 struct gudcanny_ctx {
@@ -33,6 +34,11 @@ struct gudcanny_ctx {
   std::vector<char> slot_kept;                // what the slot's frame brings to the host: kKeeps* bits
   long long fail_at_wait = -1, fail_at_launch = -1;  // GPUEC_GUDCANNY_FAIL_AT_FRAME, _AT_SUBMIT
 };
+
+static_assert(GUDCANNY_BACKEND_CPU == static_cast<int>(gpu::Backend::kCpu) &&
+                  GUDCANNY_BACKEND_CUDA == static_cast<int>(gpu::Backend::kCuda) &&
+                  GUDCANNY_BACKEND_AUTO == static_cast<int>(gpu::Backend::kAuto),
+              "gudcanny_backend is gpu::Backend");
 
 namespace {
 
@@ -453,12 +459,8 @@ void gudcanny_destroy(gudcanny_ctx* ctx) { delete ctx; }
 int gudcanny_backend(const gudcanny_ctx* ctx) { return ctx ? ctx->backend : GUDCANNY_BACKEND_CPU; }
 
 const char* gudcanny_backend_name(int backend) {
-  switch (backend) {
-    case GUDCANNY_BACKEND_CPU: return "cpu";
-    case GUDCANNY_BACKEND_CUDA: return "cuda";
-    case GUDCANNY_BACKEND_AUTO: return "auto";
-    default: return "?";
-  }
+  gpu::Backend b;
+  return gpu::backend_from_int(backend, &b) && b != gpu::Backend::kOff ? gpu::backend_name(b) : "?";
 }
 
 int gudcanny_pair_count(const gudcanny_ctx* ctx) { return ctx ? canny::strip_count(ctx->width) : 0; }

@@ -1,6 +1,7 @@
 #include "cavlc/slice.h"
 
 #include "cavlc/cavlc.h"
+#include "cavlc/frame_coder.h"
 #include "neighbours.h"
 
 #if defined(__SSE2__) && !defined(GPUEC_NO_SIMD)
@@ -235,8 +236,10 @@ struct SameSlice {
 };
 using Neighbours = NcPredictor<SameSlice>;
 
-// Writes one macroblock's residual (7.3.5.3) and fills its totals as neighbours will see them.
-void encode_mb(const gpuec_mb& m, const Neighbours& nb, MbTotals& cur, vle::BitWriter& bw) {
+// Writes one macroblock's residual (7.3.5.3) and fills its totals as neighbours will see them. addr: its
+// index in nb's totals (the address in the frame, or in the frame part).
+template <class Nb>
+void encode_mb(const gpuec_mb& m, int addr, const Nb& nb, MbTotals& cur, vle::BitWriter& bw) {
   cur = MbTotals{};
   if (m.kind == GPUEC_MB_SKIP) return;
   if (m.kind == GPUEC_MB_PCM) {
@@ -248,7 +251,6 @@ void encode_mb(const gpuec_mb& m, const Neighbours& nb, MbTotals& cur, vle::BitW
     return;
   }
   const auto& c = m.u.coef;
-  const int addr = m.mb_addr;
   const int cbp_chroma = m.cbp >> 4;
   if (m.kind == GPUEC_MB_I16x16) {
     write_block(bw, c.luma_dc, 16, nb.luma(addr, cur, 0, 0));  // block 0's neighbours
@@ -301,10 +303,57 @@ int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, 
       bw.copy_bits(skel, static_cast<uint64_t>(pos), static_cast<uint64_t>(m.skel_bit - pos));
       pos = m.skel_bit;
     }
-    encode_mb(scan_order_record(m, scratch), nb, totals[m.mb_addr], bw);
+    encode_mb(scan_order_record(m, scratch), m.mb_addr, nb, totals[m.mb_addr], bw);
   }
   bw.copy_bits(skel, static_cast<uint64_t>(pos), static_cast<uint64_t>(layout.skel_end - pos));
   return 0;
+}
+
+// The frame coder's CPU path (cavlc/frame_coder.h): a neighbour is available when it has the same slice
+// index.
+namespace {
+struct SameIndex {
+  const int32_t* slice_index;
+  bool operator()(int addr, int nb) const { return slice_index[nb] == slice_index[addr]; }
+};
+}  // namespace
+
+uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
+                          uint64_t out_bytes, SliceResult* results, MbTotals* totals) {
+  if (in.n_mbs < 1 || in.n_slices < 1 || mb_width < 1) return UINT64_MAX;
+  // Macroblocks outside every slice add nothing and count as skipped for any neighbour that shares their
+  // index (as on the GPU, which reads their TotalCoeff as 0 only if they are skipped: contract).
+  int32_t next = 0;
+  for (int k = 0; k < in.n_slices; ++k) {
+    const FrameSlice& s = in.slices[k];
+    if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return UINT64_MAX;
+    for (int32_t i = next; i < s.first_mb; ++i) totals[i] = MbTotals{};
+    next = s.first_mb + s.mb_count;
+  }
+  for (int32_t i = next; i < in.n_mbs; ++i) totals[i] = MbTotals{};
+  const NcPredictor<SameIndex> nb{totals, mb_width, SameIndex{slice_index}};
+  vle::BitWriter bw(out, static_cast<size_t>(out_bytes));
+  gpuec_mb scratch;
+  for (int k = 0; k < in.n_slices; ++k) {
+    const FrameSlice& s = in.slices[k];
+    const uint64_t start = bw.bits();
+    for (int i = s.first_mb; i < s.first_mb + s.mb_count; ++i) {
+      const gpuec_mb& m = in.records[i];
+      if (m.kind == GPUEC_MB_SKIP) {
+        totals[i] = MbTotals{};
+        continue;
+      }
+      if (slice_index[i] != k || m.kind > GPUEC_MB_PCM || (m.kind != GPUEC_MB_PCM && m.coef_order > GPUEC_COEF_RASTER))
+        return UINT64_MAX;
+      bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
+      encode_mb(scan_order_record(m, scratch), i, nb, totals[i], bw);
+    }
+    bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
+    results[k] = SliceResult{start, bw.bits() - start};
+    bw.put(0, static_cast<int>((32 - (bw.bits() & 31)) & 31));
+  }
+  bw.flush();
+  return bw.overflowed() ? UINT64_MAX : bw.bits();
 }
 
 }  // namespace cavlc

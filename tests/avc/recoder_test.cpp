@@ -1,11 +1,11 @@
-// The re-entropy's frame-coder backends (avc/recoder.h: slices placed in bands of a tall frame, coded by
-// the entropy stage's frame coder) against the slice-by-slice CPU backend, which is the oracle:
+// The re-entropy's backends (avc/recoder.h: slices placed in bands of a tall frame, coded by cavlc's frame
+// coder) against the slice-by-slice oracle (slice_oracle.h: cavlc::encode_slice_ref per slice):
 //   - synthetic slices of every layout: raster slices, arbitrary slice order, slice groups (random maps,
 //     so ranges interleave), redundant slices over their primary picture, incomplete pictures, picture
 //     size changes in a batch, batches of one macroblock to many pictures;
-//   - the JVT conformance streams (output == input) and edited levels (output == the CPU backend's);
+//   - the JVT conformance streams (output == input) and edited levels (output == the oracle's);
 //   - mutated conformance streams: whatever the parser accepts is coded alike by both.
-// Built twice: with the coder's CPU twin (kCpuFrame, label unit) and with the GPU (kCuda,
+// Built twice: with the frame coder's CPU path (kCpu, label unit) and with the GPU (kCuda,
 // GPUEC_RECODER_TEST_CUDA, labels gpu and bitexact; skipped without a GPU).
 #include <gtest/gtest.h>
 
@@ -24,16 +24,17 @@
 #include "avc/recoder.h"
 #include "avc/reentropy.h"
 #include "conformance_streams.h"
+#include "slice_oracle.h"
 #include "test_seed.h"
 #ifdef GPUEC_RECODER_TEST_CUDA
 #include "gpu_test.h"
 #define REQUIRE_BACKEND() REQUIRE_GPU()
-constexpr avc::Backend kBackend = avc::Backend::kCuda;
+constexpr gpu::Backend kBackend = gpu::Backend::kCuda;
 #else
 #define REQUIRE_BACKEND() \
   do {                    \
   } while (0)
-constexpr avc::Backend kBackend = avc::Backend::kCpuFrame;
+constexpr gpu::Backend kBackend = gpu::Backend::kCpu;
 namespace gpuec_test {
 inline bool under_sanitizer() { return false; }
 }  // namespace gpuec_test
@@ -114,14 +115,20 @@ struct Coded {
   std::vector<uint64_t> residual;
 };
 
-// Codes the slices with the backend.
-::testing::AssertionResult code_all(avc::Backend b, int batch_mbs, const std::vector<Slice>& slices, Coded* out) {
+constexpr int kOracle = -1;  // code_all's batch_mbs for the slice-by-slice oracle
+
+// Codes the slices with the backend (batch_mbs kOracle: with the oracle).
+::testing::AssertionResult code_all(gpu::Backend b, int batch_mbs, const std::vector<Slice>& slices, Coded* out) {
   avc::RecoderOptions opt;
   opt.backend = b;
   opt.batch_mbs = batch_mbs;
   std::string why;
-  std::unique_ptr<avc::SliceRecoder> rec = avc::SliceRecoder::create(opt, &why);
-  if (!rec) return ::testing::AssertionFailure() << avc::backend_name(b) << ": " << why;
+  std::unique_ptr<avc::SliceRecoder> rec;
+  if (batch_mbs == kOracle)
+    rec.reset(new avc_test::SliceOracle);
+  else
+    rec = avc::SliceRecoder::create(opt, &why);
+  if (!rec) return ::testing::AssertionFailure() << gpu::backend_name(b) << ": " << why;
   auto take = [&](size_t, const avc::RecodedSlice& r) {
     out->rbsp.emplace_back(r.rbsp, r.rbsp + r.bytes);
     out->residual.push_back(r.residual_bits);
@@ -150,7 +157,7 @@ TEST(AvcRecoder, EveryLayoutCodesAsTheSliceCoder) {
       for (Slice& s : make_picture(rng, sz.w, sz.h)) slices.push_back(std::move(s));
     }
     Coded want, got, got_small;
-    ASSERT_TRUE(code_all(avc::Backend::kCpu, 1 << 16, slices, &want));
+    ASSERT_TRUE(code_all(kBackend, kOracle, slices, &want));
     ASSERT_TRUE(code_all(kBackend, 1 << 16, slices, &got));
     ASSERT_TRUE(code_all(kBackend, 1 + int(rng() % 300), slices, &got_small));
     ASSERT_EQ(want.rbsp.size(), slices.size());
@@ -224,7 +231,8 @@ TEST(AvcRecoder, EditedStreamsCodeAsTheSliceCoder) {
     if (!read_file(dir + "/" + name, &in)) continue;
     avc::Error err;
     avc::RecoderOptions opt;
-    ASSERT_TRUE(avc::reentropy_stream(in.data(), in.size(), want, nullptr, err, flip, opt)) << err.describe();
+    avc_test::SliceOracle oracle;
+    ASSERT_TRUE(avc::reentropy_stream(in.data(), in.size(), want, nullptr, err, flip, opt, &oracle)) << err.describe();
     opt.backend = kBackend;
     opt.batch_mbs = 500;
     ASSERT_TRUE(avc::reentropy_stream(in.data(), in.size(), got, nullptr, err, flip, opt)) << err.describe();
@@ -251,7 +259,8 @@ TEST(AvcRecoder, MutatedStreamsCodeAsTheSliceCoder) {
     for (int k = 0, edits = 1 + int(rng() % 2); k < edits; ++k) m[rng() % m.size()] ^= uint8_t(1u << (rng() % 8));
     avc::RecoderOptions opt;
     avc::Error e1, e2;
-    const bool ok1 = avc::reentropy_stream(m.data(), m.size(), want, nullptr, e1, nullptr, opt);
+    avc_test::SliceOracle oracle;
+    const bool ok1 = avc::reentropy_stream(m.data(), m.size(), want, nullptr, e1, nullptr, opt, &oracle);
     opt.backend = kBackend;
     opt.batch_mbs = 1 + int(rng() % 2000);
     const bool ok2 = avc::reentropy_stream(m.data(), m.size(), got, nullptr, e2, nullptr, opt);
@@ -305,14 +314,14 @@ TEST(AvcRecoder, ReversedSliceOrderComesBack) {
     ASSERT_EQ(aso.size(), in.size());
     EXPECT_GT(reordered, 0) << "no picture with two slices";
     EXPECT_NE(aso, in);
-    for (avc::Backend b : {avc::Backend::kCpu, kBackend}) {
+    for (gpu::Backend b : {gpu::Backend::kCpu, kBackend}) {
       avc::RecoderOptions opt;
       opt.backend = b;
       std::vector<uint8_t> out;
       avc::ReentropyStats st;
       ASSERT_TRUE(avc::reentropy_stream(aso.data(), aso.size(), out, &st, err, nullptr, opt)) << err.describe();
-      EXPECT_TRUE(out == aso) << avc::backend_name(b);
-      EXPECT_EQ(st.recoded_differs, 0) << avc::backend_name(b);
+      EXPECT_TRUE(out == aso) << gpu::backend_name(b);
+      EXPECT_EQ(st.recoded_differs, 0) << gpu::backend_name(b);
     }
   }
 }

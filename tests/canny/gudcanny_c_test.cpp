@@ -85,6 +85,7 @@ TEST(GudCannyC, Defaults) {
   EXPECT_STREQ(gudcanny_backend_name(GUDCANNY_BACKEND_CUDA), "cuda");
   EXPECT_STREQ(gudcanny_backend_name(GUDCANNY_BACKEND_AUTO), "auto");
   EXPECT_STREQ(gudcanny_backend_name(7), "?");
+  EXPECT_STREQ(gudcanny_backend_name(0), "?");
 }
 
 TEST(GudCannyC, CpuMatchesDetectEdgesRef) {
@@ -159,8 +160,10 @@ TEST(GudCannyC, ArgumentErrors) {
   EXPECT_EQ(make(10, 10, GUDCANNY_BACKEND_CPU, 1.0f, 25, GUDCANNY_STRIP, &status, &err), nullptr);
   EXPECT_EQ(make(10, 10, GUDCANNY_BACKEND_CPU, 1.0f, 3, 2, &status, &err), nullptr);
   EXPECT_NE(err.find("thresholds"), std::string::npos) << err;
-  EXPECT_EQ(make(10, 10, 3, 1.0f, 3, GUDCANNY_STRIP, &status, &err), nullptr);
-  EXPECT_NE(err.find("backend"), std::string::npos) << err;
+  for (int backend : {0, 4}) {  // 0 is gpu::Backend::kOff: not a gudcanny backend
+    EXPECT_EQ(make(10, 10, backend, 1.0f, 3, GUDCANNY_STRIP, &status, &err), nullptr);
+    EXPECT_NE(err.find("backend"), std::string::npos) << err;
+  }
   gudcanny_ctx* ctx = nullptr;
   EXPECT_EQ(gudcanny_create(nullptr, &ctx, nullptr, 0), GUDCANNY_EINVAL);
 

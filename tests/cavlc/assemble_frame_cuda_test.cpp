@@ -34,7 +34,7 @@
 #include "cavlc/slice.h"
 #include "frame_arena.h"
 #include "gpu/device.h"
-#include "gpuec/capture.h"
+#include "cavlc/capture.h"
 #include "random_mb.h"
 #include "vle/pack.h"
 
@@ -486,15 +486,15 @@ TEST(CavlcEncodeFrameCuda, RejectsArgumentsOutOfContract) {
 using cavlc_test::capture_files;
 using cavlc_test::captures_dir;
 
-bool load(const std::string& path, std::vector<gpuec::CapturedSlice>* slices, std::string* err) {
+bool load(const std::string& path, std::vector<cavlc::CapturedSlice>* slices, std::string* err) {
   return cavlc_test::load_capture(path, "assemble-frame-test", slices, err);
 }
 
 // The frames of a capture (a slice with first_mb 0 starts one) as frame parts: the captured skeletons,
 // insertion points rebased onto them (as capture_test.cpp does for assemble_slice_ref).
-std::vector<cavlc_test::FrameArena> frames_of(const std::vector<gpuec::CapturedSlice>& slices, std::mt19937& rng) {
+std::vector<cavlc_test::FrameArena> frames_of(const std::vector<cavlc::CapturedSlice>& slices, std::mt19937& rng) {
   std::vector<cavlc_test::FrameArena> frames;
-  std::vector<const gpuec::CapturedSlice*> cur;
+  std::vector<const cavlc::CapturedSlice*> cur;
   auto finish = [&] {
     if (cur.empty()) return;
     cavlc_test::FrameArena f;
@@ -502,7 +502,7 @@ std::vector<cavlc_test::FrameArena> frames_of(const std::vector<gpuec::CapturedS
     f.h = static_cast<int>(cur[0]->head.mb_height);
     int first = 0;
     for (size_t k = 0; k < cur.size(); ++k) {
-      const gpuec::CapturedSlice& s = *cur[k];
+      const cavlc::CapturedSlice& s = *cur[k];
       const int64_t base = (s.head.start_bit / 8) * 8;
       for (gpuec_mb m : s.recs) {
         m.skel_bit -= base;
@@ -536,7 +536,7 @@ TEST(CavlcAssembleFrameCuda, RealCaptures) {
   std::mt19937 rng(test_seed() + 5);
   size_t nframes = 0, nslices = 0;
   for (const std::string& path : files) {
-    std::vector<gpuec::CapturedSlice> slices;
+    std::vector<cavlc::CapturedSlice> slices;
     std::string err;
     ASSERT_TRUE(load(path, &slices, &err)) << err;
     size_t k0 = 0;  // index of the frame's first slice in `slices`
@@ -552,9 +552,9 @@ TEST(CavlcAssembleFrameCuda, RealCaptures) {
       Reference ref;
       if (!reference(f, &ref, what)) return;
       for (size_t k = 0; k < f.slices.size(); ++k) {  // the CPU twin reproduces what the stage wrote
-        const gpuec::CapturedSlice& s = slices[k0 + k];
+        const cavlc::CapturedSlice& s = slices[k0 + k];
         ASSERT_EQ(static_cast<int64_t>(ref.res[k].bits), s.head.out_bits) << what << " slice " << k;
-        ASSERT_EQ(gpuec::capture_hash(ref.out.data() + ref.res[k].out_bit / 8, s.head.out_bits), s.head.out_hash)
+        ASSERT_EQ(cavlc::capture_hash(ref.out.data() + ref.res[k].out_bit / 8, s.head.out_bits), s.head.out_hash)
             << what << " slice " << k;
       }
       DeviceFrame d(f);

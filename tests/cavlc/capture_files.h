@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuec/capture.h"
+#include "cavlc/capture.h"
 
 namespace cavlc_test {
 
@@ -38,7 +38,7 @@ inline std::vector<std::string> capture_files() {
   return v;
 }
 
-inline bool load_capture(const std::string& path, const char* tag, std::vector<gpuec::CapturedSlice>* slices,
+inline bool load_capture(const std::string& path, const char* tag, std::vector<cavlc::CapturedSlice>* slices,
                          std::string* err) {
   std::string file = path;
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".xz") == 0) {
@@ -48,7 +48,7 @@ inline bool load_capture(const std::string& path, const char* tag, std::vector<g
       return false;
     }
   }
-  const bool ok = gpuec::read_capture(file, *slices, *err);
+  const bool ok = cavlc::read_capture(file, *slices, *err);
   if (file != path) std::remove(file.c_str());
   return ok;
 }

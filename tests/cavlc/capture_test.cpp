@@ -21,7 +21,7 @@
 #include "cavlc/assemble.h"
 #include "cavlc/frame.h"
 #include "gpu/device.h"
-#include "gpuec/capture.h"
+#include "cavlc/capture.h"
 #include "raster.h"
 #include "vle/bitwriter.h"
 #ifdef GPUEC_CAPTURE_TEST_CUDA
@@ -36,17 +36,17 @@ struct Frame {
   int mb_width = 0, mb_height = 0;
   std::vector<gpuec_mb> recs;
   std::vector<int32_t> slice_id;
-  std::vector<const gpuec::CapturedSlice*> slices;
+  std::vector<const cavlc::CapturedSlice*> slices;
 };
 
 using cavlc_test::capture_files;
 using cavlc_test::captures_dir;
 
-bool load(const std::string& path, std::vector<gpuec::CapturedSlice>* slices, std::string* err) {
+bool load(const std::string& path, std::vector<cavlc::CapturedSlice>* slices, std::string* err) {
   return cavlc_test::load_capture(path, "capture-test", slices, err);
 }
 
-std::vector<Frame> frames_of(const std::vector<gpuec::CapturedSlice>& slices) {
+std::vector<Frame> frames_of(const std::vector<cavlc::CapturedSlice>& slices) {
   std::vector<Frame> frames;
   for (const auto& s : slices) {
     if (s.head.first_mb == 0 || frames.empty()) {
@@ -69,7 +69,7 @@ template <class Fn>
 size_t for_each_frame(Fn fn) {
   const std::vector<std::string> files = capture_files();
   for (const std::string& path : files) {
-    std::vector<gpuec::CapturedSlice> slices;
+    std::vector<cavlc::CapturedSlice> slices;
     std::string err;
     EXPECT_TRUE(load(path, &slices, &err)) << err;
     for (const Frame& f : frames_of(slices)) {
@@ -104,7 +104,7 @@ TEST(CavlcCapture, FramePathReproducesTheStageOutput) {
         ASSERT_TRUE(mixed_bits == bits) << path << " frame " << nframes << ": raster-order records, slots differ";
       }
       int first = 0;
-      for (const gpuec::CapturedSlice* s : f.slices) {
+      for (const cavlc::CapturedSlice* s : f.slices) {
         const int last = first + static_cast<int>(s->recs.size()) - 1;
         // The capture's skeleton starts at byte start_bit / 8 of the encoder's buffer; records hold
         // insertion points in buffer coordinates: rebase the span onto the skeleton copy.
@@ -116,7 +116,7 @@ TEST(CavlcCapture, FramePathReproducesTheStageOutput) {
         const int64_t got = cavlc::assemble_slice_ref(recs.data(), bits.data(), len.data(), span,
                                                       s->skeleton.data(), out.data(), out.size());
         ASSERT_EQ(got, s->head.out_bits) << path << " slice " << s->head.slice_index;
-        ASSERT_EQ(gpuec::capture_hash(out.data(), got), s->head.out_hash) << path << " slice " << s->head.slice_index;
+        ASSERT_EQ(cavlc::capture_hash(out.data(), got), s->head.out_hash) << path << " slice " << s->head.slice_index;
         first = last + 1;
         ++nslices;
       }

@@ -2,7 +2,7 @@
 # Test of the avc-reentropy command (tools/avc_reentropy.cpp), registered as CTest avc_reentropy_tool (label
 # unit) by tests/tools/CMakeLists.txt. usage: avc_reentropy_test.sh AVC_REENTROPY CONFORMANCE_DIR cuda|nocuda
 # Usage errors (exit 1), unreadable, empty, damaged, truncated and unwritable files (exit 2 with the NAL unit
-# named), --check on an identical output (exit 0), and the backends: cpu and cpu-frame give the input back; cuda gives it
+# named), --check on an identical output (exit 0), and the backends: cpu and auto give the input back; cuda gives it
 # back where a GPU is usable, else exits 2 naming the backend (this machine has no GPU).
 set -u
 TOOL=$1 CONF=$2 CUDA=${3:-nocuda}
@@ -29,12 +29,12 @@ expect 2 "empty input" -- "$TOOL" /dev/null "$T/o.264"
 grep -q "empty stream" "$T/err" && ok "empty input: message" || bad "empty input: $(cat "$T/err")"
 
 if [ -f "$S" ]; then
-  for b in cpu cpu-frame; do
+  for b in cpu auto; do
     expect 0 "--backend $b --check" -- "$TOOL" --backend "$b" --check "$S" "$T/$b.264"
     cmp -s "$S" "$T/$b.264" && ok "$b: output == input" || bad "$b: output differs"
     grep -q "output identical to the input" "$T/err" && ok "$b: summary" || bad "$b: summary: $(cat "$T/err")"
   done
-  expect 0 "--batch-mbs 1 (cpu-frame)" -- "$TOOL" --backend cpu-frame --batch-mbs 1 --check "$S" "$T/o.264"
+  expect 0 "--batch-mbs 1" -- "$TOOL" --backend cpu --batch-mbs 1 --check "$S" "$T/o.264"
   expect 0 "-q: no summary" -- "$TOOL" -q "$S" "$T/o.264"
   [ -s "$T/err" ] && bad "-q printed: $(cat "$T/err")" || ok "-q is quiet"
   expect 0 "output to stdout" -- "$TOOL" -q "$S" -

@@ -40,8 +40,8 @@ bool load(const std::string& path, Bytes* out) {
 
 void expect_same_file(const Bytes& in, const std::string& what) {
   Bytes cpu, cuda;
-  ASSERT_TRUE(vle::compress(in.data(), in.size(), vle::Backend::kCpu, &cpu).ok()) << what;
-  const vle::Status s = vle::compress(in.data(), in.size(), vle::Backend::kCuda, &cuda);
+  ASSERT_TRUE(vle::compress(in.data(), in.size(), gpu::Backend::kCpu, &cpu).ok()) << what;
+  const vle::Status s = vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &cuda);
   ASSERT_TRUE(s.ok()) << what << ": " << s.message;
   ASSERT_EQ(cuda.size(), cpu.size()) << what;
   size_t i = 0;

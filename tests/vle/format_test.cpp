@@ -285,9 +285,9 @@ uint64_t bad_index_encoder(const uint8_t* in, uint64_t n, const vle::CodeTable& 
 }
 
 TEST(Format, EncoderHook) {
-  EXPECT_EQ(vle::encoder_for(vle::Backend::kCpu), &vle::encode_ref);
-  EXPECT_EQ(vle::encoder_for(vle::Backend::kCuda), nullptr) << "nothing registered in this program";
-  EXPECT_EQ(vle::encoder_for(vle::Backend::kAuto), &vle::encode_ref);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCpu), &vle::encode_ref);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCuda), nullptr) << "nothing registered in this program";
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kAuto), &vle::encode_ref);
   const Bytes in = text(2 * C + 5, 8);
   Bytes f;
   EXPECT_EQ(vle::compress(in.data(), in.size(), static_cast<vle::EncodeFn>(nullptr), &f).code,
@@ -296,26 +296,26 @@ TEST(Format, EncoderHook) {
   EXPECT_TRUE(f.empty());
   EXPECT_EQ(vle::compress(in.data(), in.size(), failing_encoder, &f).code, vle::FormatStatus::kEncodeFailed);
   EXPECT_EQ(vle::compress(in.data(), in.size(), bad_index_encoder, &f).code, vle::FormatStatus::kEncodeFailed);
-  vle::Status s = vle::compress(in.data(), in.size(), vle::Backend::kCpu, &f);
+  vle::Status s = vle::compress(in.data(), in.size(), gpu::Backend::kCpu, &f);
   ASSERT_TRUE(s.ok()) << s.message;
   EXPECT_EQ(f, vle::compress_ref(in.data(), in.size()));
-  s = vle::compress(in.data(), in.size(), vle::Backend::kCuda, &f);
+  s = vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &f);
   EXPECT_EQ(s.code, vle::FormatStatus::kNoEncoder);
   EXPECT_EQ(s.message, "not built with the CUDA encoder");
 
   // A registered CUDA encoder: kCuda uses it as is, kAuto falls back to the CPU when it fails.
   vle::set_cuda_encoder(short_encoder);
-  EXPECT_EQ(vle::encoder_for(vle::Backend::kCuda), &short_encoder);
-  EXPECT_EQ(vle::encoder_for(vle::Backend::kAuto), &short_encoder);
-  EXPECT_EQ(vle::compress(in.data(), in.size(), vle::Backend::kCuda, &f).code, vle::FormatStatus::kEncodeFailed);
-  s = vle::compress(in.data(), in.size(), vle::Backend::kAuto, &f);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCuda), &short_encoder);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kAuto), &short_encoder);
+  EXPECT_EQ(vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &f).code, vle::FormatStatus::kEncodeFailed);
+  s = vle::compress(in.data(), in.size(), gpu::Backend::kAuto, &f);
   ASSERT_TRUE(s.ok()) << s.message;
   EXPECT_EQ(f, vle::compress_ref(in.data(), in.size()));
   vle::set_cuda_encoder(vle::encode_ref);  // a stand-in that works
-  s = vle::compress(in.data(), in.size(), vle::Backend::kCuda, &f);
+  s = vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &f);
   EXPECT_TRUE(s.ok()) << s.message;
   vle::set_cuda_encoder(nullptr);
-  EXPECT_EQ(vle::encoder_for(vle::Backend::kCuda), nullptr);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCuda), nullptr);
 }
 
 }  // namespace

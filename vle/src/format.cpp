@@ -20,25 +20,17 @@ std::atomic<EncodeFn> g_cuda_encoder{nullptr};
 
 void set_cuda_encoder(EncodeFn fn) { g_cuda_encoder.store(fn); }
 
-EncodeFn encoder_for(Backend b) {
+EncodeFn encoder_for(gpu::Backend b) {
   switch (b) {
-    case Backend::kCpu: return encode_ref;
-    case Backend::kCuda: return g_cuda_encoder.load();
-    case Backend::kAuto: {
+    case gpu::Backend::kCpu: return encode_ref;
+    case gpu::Backend::kCuda: return g_cuda_encoder.load();
+    case gpu::Backend::kAuto: {
       const EncodeFn f = g_cuda_encoder.load();
       return f ? f : encode_ref;
     }
+    case gpu::Backend::kOff: break;
   }
   return nullptr;
-}
-
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::kAuto: return "auto";
-    case Backend::kCpu: return "cpu";
-    case Backend::kCuda: return "cuda";
-  }
-  return "?";
 }
 
 namespace {
@@ -139,12 +131,12 @@ Status compress(const uint8_t* in, size_t n, EncodeFn encode, std::vector<uint8_
   }
 }
 
-Status compress(const uint8_t* in, size_t n, Backend backend, std::vector<uint8_t>* out) {
+Status compress(const uint8_t* in, size_t n, gpu::Backend backend, std::vector<uint8_t>* out) {
   const EncodeFn f = encoder_for(backend);
   if (!f)
     return fail(FormatStatus::kNoEncoder, "not built with the CUDA encoder");
   Status s = compress(in, n, f, out);
-  if (backend == Backend::kAuto && s.code == FormatStatus::kEncodeFailed && f != encode_ref)
+  if (backend == gpu::Backend::kAuto && s.code == FormatStatus::kEncodeFailed && f != encode_ref)
     s = compress(in, n, encode_ref, out);
   return s;
 }

@@ -1,13 +1,9 @@
 // avc/recoder.h: the re-coding half of the compressed-domain re-entropy (avc/reentropy.h): slices parsed
-// to their records and skeleton (avc/slice_data.h) go in, their RBSPs with the residual coded again by the
-// entropy stage come out. Three backends, the same bytes:
-//
-//   kCpu       slice by slice, cavlc::encode_slice_ref with the slice's own macroblock map (so slice
-//              groups and redundant slices get their own neighbours). Codes in add().
-//   kCuda      the entropy stage's CUDA coder (gpuec/cuda_coder.h: the CAVLCU kernel and the GPU slice
-//              assembly, encode_frame_cuda), many pictures per submission: see BANDS below.
-//   kCpuFrame  the kCuda path with the coder's CPU twin (cavlc::code_frame_ref + assemble_frame_ref)
-//              instead of the GPU: the batching below, checked on machines without a GPU.
+// to their records and skeleton (avc/slice_data.h) go in, their RBSPs with the residual coded again by
+// cavlc's frame coder (cavlc/frame_coder.h) come out, many pictures per submission (see BANDS below).
+// Backends (gpu/backend.h), the same bytes: kCpu the frame coder's CPU path; kCuda its CUDA backend (the
+// CAVLCU kernel and the GPU slice assembly, encode_frame_cuda); kAuto kCuda when a device is usable, else
+// kCpu.
 //
 // BANDS. The frame coder codes a frame of whole macroblock rows in which every slice is a range of
 // macroblock indices, and a neighbour is available when it has the same slice index. A batch is a tall
@@ -29,18 +25,14 @@
 #include <string>
 
 #include "avc/slice_data.h"
+#include "gpu/backend.h"
 
 namespace avc {
 
-enum class Backend { kCpu, kCuda, kCpuFrame };
-const char* backend_name(Backend b);
-// "cpu", "cuda", "cpu-frame"; false for other names.
-bool parse_backend(const std::string& name, Backend* b);
-
 struct RecoderOptions {
-  Backend backend = Backend::kCpu;
-  int device = 0;              // CUDA device ordinal (kCuda)
-  int batch_mbs = 1 << 16;     // macroblocks per batch (frame-coder backends: bands = max(1, batch / picture))
+  gpu::Backend backend = gpu::Backend::kCpu;  // kCpu, kCuda or kAuto
+  int device = 0;              // CUDA device ordinal (kCuda, kAuto)
+  int batch_mbs = 1 << 16;     // macroblocks per batch (bands = max(1, batch / picture))
 };
 
 // One re-coded slice: its RBSP (rbsp_trailing_bits included), valid while the sink runs.
@@ -55,7 +47,7 @@ class SliceRecoder {
   // Receives the i-th slice added since the previous hand-over, in the order added; false stops.
   using Sink = std::function<bool(size_t i, const RecodedSlice& slice)>;
 
-  // nullptr with the reason in *why (kCuda: no GPU, or a build without CUDA).
+  // nullptr with the reason in *why (kCuda: no GPU, or a build without CUDA; kOff).
   static std::unique_ptr<SliceRecoder> create(const RecoderOptions& opt, std::string* why);
   virtual ~SliceRecoder() = default;
 

@@ -45,7 +45,10 @@ using SliceEdit = std::function<void(int64_t nal_index, const SliceHeader& sh, S
 // opt: the re-coding backend (avc/recoder.h; the output is the same with every backend). Slices are
 // re-coded in batches of opt.batch_mbs macroblocks; the output is written as each batch completes.
 // A backend that cannot start (kCuda without a GPU) or fails fails with Status::kBackend and says why.
+// recoder: when set, it re-codes instead of one created from opt (opt is then not read): another
+// SliceRecoder, such as the tests' slice-by-slice oracle.
 bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
-                      Error& err, const SliceEdit& edit = nullptr, const RecoderOptions& opt = RecoderOptions());
+                      Error& err, const SliceEdit& edit = nullptr, const RecoderOptions& opt = RecoderOptions(),
+                      SliceRecoder* recoder = nullptr);
 
 }  // namespace avc

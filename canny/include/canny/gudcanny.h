@@ -43,10 +43,11 @@
 extern "C" {
 #endif
 
+/* The numbers of the project's one backend vocabulary (gpu/backend.h: 0 is "off", which gudcanny refuses). */
 enum gudcanny_backend {
-  GUDCANNY_BACKEND_CPU = 0,
-  GUDCANNY_BACKEND_CUDA = 1,
-  GUDCANNY_BACKEND_AUTO = 2
+  GUDCANNY_BACKEND_CPU = 1,
+  GUDCANNY_BACKEND_CUDA = 2,
+  GUDCANNY_BACKEND_AUTO = 3
 };
 
 enum gudcanny_status {

@@ -1,10 +1,9 @@
-// The entropy stage behind gpuec/stage.h: frame-part bookkeeping, backend choice (cpu coder, or the CUDA
-// coder of cuda_coder.h with the CPU as fallback), capture.
+// The entropy stage behind gpuec/stage.h: frame-part bookkeeping on top of the frame coder
+// (cavlc/frame_coder.h: its cuda backend, or its cpu backend, which is also the fallback), and capture.
 #include "gpuec/stage.h"
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -12,10 +11,16 @@
 #include <vector>
 
 #include "capture_writer.h"
-#include "cavlc/assemble_frame.h"
 #include "cavlc/frame.h"
+#include "cavlc/frame_coder.h"
 #include "cavlc/slice.h"
-#include "gpuec/cuda_coder.h"
+#include "gpu/backend.h"
+
+static_assert(GPUEC_BACKEND_OFF == static_cast<int>(gpu::Backend::kOff) &&
+                  GPUEC_BACKEND_CPU == static_cast<int>(gpu::Backend::kCpu) &&
+                  GPUEC_BACKEND_CUDA == static_cast<int>(gpu::Backend::kCuda) &&
+                  GPUEC_BACKEND_AUTO == static_cast<int>(gpu::Backend::kAuto),
+              "gpuec_backend is gpu::Backend");
 
 namespace {
 
@@ -24,28 +29,18 @@ namespace {
 std::atomic<bool> g_cuda_failed{false};
 std::atomic<long long> g_cuda_parts{0};
 
-long long fail_at_frame() {
-  const char* v = std::getenv("GPUEC_CUDA_FAIL_AT_FRAME");
-  if (!v || !*v) return -1;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  return (*end == '\0' && n >= 0) ? n : -1;
-}
-
 void set_note(char* note, size_t size, const char* text) {
   if (note && size) std::snprintf(note, size, "%s", text);
 }
 
-constexpr size_t kPayloadSlack = 64;  // bytes readable after a payload (x264's SIMD NAL escaping)
-
 struct SliceState {
-  int first = 0;            // index of its first record in the frame part
+  int first = 0;            // index of its first record in the frame coder's arrays
   int count = 0;            // records (skipped macroblocks included)
   int first_mb = 0;
   int64_t start_bit = 0;    // skeleton bits [start_bit, end_bit) in the encoder's buffer
   int64_t end_bit = 0;
   int64_t pos = 0;          // end of the last skeleton piece handed out (a coded macroblock's skel_bit)
-  size_t skel_off = 0;      // byte offset of the skeleton copy (cuda): byte start_bit / 8 lives there
+  size_t skel_off = 0;      // byte offset of the skeleton copy in the coder's skeleton area
   int tag = 0;
   // result
   size_t out_off = 0;       // payload: bytes [out_off, out_off + payload_bytes) of the output
@@ -60,121 +55,104 @@ enum class Part { kEmpty, kOpen, kSubmitted, kDone };
 struct gpuec_stage {
   int mb_width = 0;
   int mb_height = 0;
-  int backend = GPUEC_BACKEND_CPU;     // now
-  std::unique_ptr<gpuec::CudaCoder> cuda;
+  std::unique_ptr<cavlc::FrameCoder> coder;   // the one that codes the next part
+  std::unique_ptr<cavlc::FrameCoder> failed;  // a cuda coder that failed (kept until the stage goes)
   std::string note;                    // not reported yet (gpuec_stage_note)
   long long fail_at = -1;              // GPUEC_CUDA_FAIL_AT_FRAME
-
-  // Frame-part inputs: the CUDA coder's pinned arrays, or the vectors below for the cpu backend.
-  gpuec_mb* recs = nullptr;            // one frame + 1 (the slot handed out after a full frame)
-  int32_t* slice_id = nullptr;
-  cavlc::MbLead* lead = nullptr;
-  uint8_t* tc = nullptr;               // cuda arrays only: TotalCoeff records (cavlc::tc_record) per record
-  std::vector<gpuec_mb> cpu_recs;
-  std::vector<int32_t> cpu_slice_id;
-  std::vector<cavlc::MbLead> cpu_lead;
-  size_t capacity = 0;                 // records
+  size_t capacity = 0;                 // records of the coder's arrays
 
   Part part = Part::kEmpty;
-  int part_first_mb = 0;
-  size_t n = 0;                        // committed records of the part
+  int base = 0;                        // frame address of the coder's record 0: the part's first row
+  size_t n = 0;                        // records of the part so far (fillers included)
   bool slice_open = false;
-  bool part_cuda = false;              // the part goes to the GPU (whole rows, contiguous slices)
+  bool part_bad = false;               // a slice began before the end of the previous one
+  bool part_on_coder = false;          // the part was submitted to `coder` and waits in complete()
   std::vector<SliceState> slices;
-  size_t skel_used = 0;                // bytes of the skeleton area in use (cuda)
-
-  std::vector<cavlc::MbTotals> totals; // scratch of the CPU coder, indexed by mb_addr
-  std::vector<uint8_t> out;            // cpu output: payloads at 4-byte aligned offsets; grows, never shrinks
-  size_t out_used = 0;                 // bytes of `out` used by the current part
-  const uint8_t* cuda_out = nullptr;   // cuda output of the completed part
+  size_t skel_used = 0;                // bytes of the skeleton area in use
+  const uint8_t* out = nullptr;        // output of the completed part
   int64_t slices_coded = 0;
   int64_t macroblocks = 0;
   int64_t overflows = 0;
-  bool capture = false;                // GPUEC_CAPTURE: append every coded slice (gpuec/capture.h)
+  bool capture = false;                // GPUEC_CAPTURE: append every coded slice (cavlc/capture.h)
 };
 
 namespace {
 
 SliceState& cur(gpuec_stage* s) { return s->slices.back(); }
+bool on_cuda(const gpuec_stage* s) { return s->coder->backend() == gpu::Backend::kCuda; }
 
 bool next_addr_ok(const gpuec_stage* s, int mb_addr) {
   const SliceState& c = s->slices.back();
-  return s->slice_open && mb_addr == c.first_mb + static_cast<int>(s->n - static_cast<size_t>(c.first)) &&
+  return s->slice_open && !s->part_bad &&
+         mb_addr == c.first_mb + static_cast<int>(s->n - static_cast<size_t>(c.first)) &&
          mb_addr < s->mb_width * s->mb_height && s->n < s->capacity;
 }
 
-void use_cpu_arrays(gpuec_stage* s) {
-  s->recs = s->cpu_recs.data();
-  s->slice_id = s->cpu_slice_id.data();
-  s->lead = s->cpu_lead.data();
-  s->tc = nullptr;
+// Records [from, to) of the coder's arrays become fillers: skipped, in no slice (cavlc/frame_coder.h).
+void fill(gpuec_stage* s, size_t from, size_t to) {
+  cavlc::FrameCoder& c = *s->coder;
+  uint8_t* tc = on_cuda(s) ? c.tc_records() : nullptr;
+  for (size_t i = from; i < to; ++i) {
+    c.records()[i].kind = GPUEC_MB_SKIP;
+    c.slice_ids()[i] = -1;
+    c.leads()[i] = cavlc::MbLead{0, 0, 0};
+    if (tc) std::memset(tc + i * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
+  }
 }
 
 // The CUDA backend failed: from now on the CPU codes, in this stage and (through g_cuda_failed) in every
-// stage of the process. Records, slice ids and leads stay in the coder's arrays until the part is done.
-void cuda_failed(gpuec_stage* s, const std::string& why) {
+// stage of the process. The part in hand is coded by a cpu coder from a copy of the cuda coder's inputs.
+int cuda_failed(gpuec_stage* s, const std::string& why, bool report) {
   g_cuda_failed = true;
-  s->note = "the cuda backend failed (" + why + "); the cpu backend codes from here on, the stream is unchanged";
-  s->backend = GPUEC_BACKEND_CPU;
-}
-
-// Codes slice c on the CPU into s->out and appends rbsp_slice_trailing_bits. skel_abs addresses the
-// skeleton with the encoder's bit positions (byte start_bit / 8 is the slice's first). Returns 0 or a
-// GPUEC_E* code.
-int code_slice_cpu(gpuec_stage* s, SliceState& c, const uint8_t* skel_abs) {
-  const int64_t bound = c.end_bit - c.start_bit + static_cast<int64_t>(c.count) * cavlc::kMaxMbResidualBits + 8;
-  const size_t off = (s->out_used + 3) & ~size_t{3};
-  const size_t bytes = static_cast<size_t>((bound + 7) >> 3);
-  try {
-    // Grows only (no per-part zero fill): the bound is far above the real size at low QP.
-    if (s->out.size() < off + bytes + kPayloadSlack) s->out.resize(off + bytes + kPayloadSlack);
-  } catch (const std::bad_alloc&) {
-    return GPUEC_ENOMEM;
-  }
-  vle::BitWriter bw(s->out.data() + off, bytes);
-  const cavlc::SliceLayout layout{s->mb_width, c.first_mb, c.start_bit, c.end_bit};
-  if (cavlc::encode_slice_ref(s->recs + c.first, static_cast<size_t>(c.count), layout, skel_abs, s->totals.data(),
-                              bw) < 0)
-    return GPUEC_EINVAL;
-  c.rbsp_bits = static_cast<int64_t>(bw.bits());
-  bw.put(1, 1);  // rbsp_stop_one_bit, then rbsp_alignment_zero_bits
-  bw.align_zero();
-  c.payload_bytes = static_cast<int64_t>(bw.bits() >> 3);
-  bw.flush();
-  if (bw.overflowed()) return GPUEC_EBACKEND;  // cannot happen with the bound above
-  c.out_off = off;
-  s->out_used = off + static_cast<size_t>(c.payload_bytes);
+  if (report)
+    s->note = "the cuda backend failed (" + why + "); the cpu backend codes from here on, the stream is unchanged";
+  std::string reason;
+  std::unique_ptr<cavlc::FrameCoder> cpu =
+      cavlc::FrameCoder::create(gpu::Backend::kCpu, s->mb_width, s->mb_height, 0, &reason);
+  if (!cpu) return GPUEC_ENOMEM;
+  cavlc::FrameCoder& from = *s->coder;
+  uint8_t* area = cpu->skeleton(s->skel_used);
+  if (!area) return GPUEC_ENOMEM;
+  std::memcpy(area, from.skeleton(0), s->skel_used);
+  std::memcpy(cpu->records(), from.records(), s->n * sizeof(gpuec_mb));
+  std::memcpy(cpu->slice_ids(), from.slice_ids(), s->n * sizeof(int32_t));
+  std::memcpy(cpu->leads(), from.leads(), s->n * sizeof(cavlc::MbLead));
+  std::memcpy(cpu->slices(), from.slices(), s->slices.size() * sizeof(cavlc::FrameSlice));
+  s->failed = std::move(s->coder);
+  s->coder = std::move(cpu);
   return GPUEC_OK;
 }
 
-int capture(gpuec_stage* s, const SliceState& c, const uint8_t* skel_first_byte, const uint8_t* out) {
+// Submits the part to the coder (the cuda one, or the cpu one after a failure). Returns 0 or GPUEC_E*.
+int submit_part(gpuec_stage* s) {
+  const int rows = static_cast<int>((s->n + static_cast<size_t>(s->mb_width) - 1) / static_cast<size_t>(s->mb_width));
+  const int n_slices = static_cast<int>(s->slices.size());
+  std::string why;
+  if (on_cuda(s)) {
+    const long long part = g_cuda_parts++;
+    if (g_cuda_failed) {
+      const int r = cuda_failed(s, "an earlier failure in another stage", false);  // that stage reported it
+      if (r < 0) return r;
+    } else if (part == s->fail_at) {
+      const int r = cuda_failed(s, "failure forced by GPUEC_CUDA_FAIL_AT_FRAME=" + std::to_string(s->fail_at), true);
+      if (r < 0) return r;
+    } else if (s->coder->submit(rows, n_slices, s->skel_used, &why)) {
+      return GPUEC_OK;
+    } else {
+      const int r = cuda_failed(s, why, true);
+      if (r < 0) return r;
+    }
+  }
+  return s->coder->submit(rows, n_slices, s->skel_used, &why) ? GPUEC_OK : GPUEC_EINVAL;
+}
+
+int capture(gpuec_stage* s, const SliceState& c) {
   if (!s->capture) return GPUEC_OK;
-  return gpuec::capture_slice(s->mb_width, s->mb_height, c.first_mb, c.start_bit, c.end_bit, skel_first_byte,
-                              s->recs + c.first, static_cast<size_t>(c.count), out, c.rbsp_bits) < 0
+  return gpuec::capture_slice(s->mb_width, s->mb_height, c.first_mb, c.start_bit, c.end_bit,
+                              s->coder->skeleton(0) + c.skel_off, s->coder->records() + c.first,
+                              static_cast<size_t>(c.count), s->out + c.out_off, c.rbsp_bits) < 0
              ? GPUEC_EBACKEND
              : GPUEC_OK;
-}
-
-// Codes a frame part that was meant for the GPU on the CPU, from the skeleton copies (the fallback).
-int code_part_cpu(gpuec_stage* s, const uint8_t* skel_area) {
-  s->out_used = 0;
-  s->cuda_out = nullptr;
-  std::vector<uint8_t> abs;  // a slice's skeleton copy at its position in the encoder's buffer
-  for (SliceState& c : s->slices) {
-    const size_t first = static_cast<size_t>(c.start_bit >> 3);
-    const size_t bytes = static_cast<size_t>(((c.end_bit + 7) >> 3) - (c.start_bit >> 3));
-    try {
-      abs.assign(first + bytes, 0);
-    } catch (const std::bad_alloc&) {
-      return GPUEC_ENOMEM;
-    }
-    std::memcpy(abs.data() + first, skel_area + c.skel_off, bytes);
-    const int r = code_slice_cpu(s, c, abs.data());
-    if (r < 0) return r;
-  }
-  for (const SliceState& c : s->slices)
-    if (capture(s, c, skel_area + c.skel_off, s->out.data() + c.out_off) < 0) return GPUEC_EBACKEND;
-  return GPUEC_OK;
 }
 
 }  // namespace
@@ -182,20 +160,16 @@ int code_part_cpu(gpuec_stage* s, const uint8_t* skel_area) {
 extern "C" {
 
 const char* gpuec_backend_name(int backend) {
-  switch (backend) {
-    case GPUEC_BACKEND_OFF: return "off";
-    case GPUEC_BACKEND_CPU: return "cpu";
-    case GPUEC_BACKEND_CUDA: return "cuda";
-    case GPUEC_BACKEND_AUTO: return "auto";
-    default: return "unknown";
-  }
+  gpu::Backend b;
+  return gpu::backend_from_int(backend, &b) ? gpu::backend_name(b) : "unknown";
 }
 
 gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int device, char* note,
                                 size_t note_size) {
   set_note(note, note_size, "");
+  gpu::Backend asked;
   if (mb_width <= 0 || mb_height <= 0 || mb_width > 1024 || mb_height > 1024 || device < 0 ||
-      backend < GPUEC_BACKEND_CPU || backend > GPUEC_BACKEND_AUTO) {
+      !gpu::backend_from_int(backend, &asked) || asked == gpu::Backend::kOff) {
     set_note(note, note_size, "invalid frame size, backend or device");
     return nullptr;
   }
@@ -207,35 +181,25 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
   s->mb_width = mb_width;
   s->mb_height = mb_height;
   s->capacity = static_cast<size_t>(mb_width) * mb_height + 1;
-  s->fail_at = fail_at_frame();
+  s->fail_at = gpu::cuda_fail_at_frame();
   try {
-    s->totals.resize(s->capacity);
     s->slices.reserve(64);
-    if (backend == GPUEC_BACKEND_CUDA || backend == GPUEC_BACKEND_AUTO) {
-      std::string why;
-      if (g_cuda_failed)
-        why = "the cuda backend failed earlier in this process";
-      else
-        s->cuda = gpuec::CudaCoder::create(mb_width, mb_height, device, &why);
-      if (s->cuda) {
-        s->backend = GPUEC_BACKEND_CUDA;
-        s->recs = s->cuda->records();
-        s->slice_id = s->cuda->slice_ids();
-        s->lead = s->cuda->leads();
-        s->tc = s->cuda->tc_records();
-      } else if (backend == GPUEC_BACKEND_CUDA) {
-        set_note(note, note_size, ("cuda backend unavailable (" + why + "); using the cpu backend").c_str());
-      }
-    }
-    if (!s->cuda) {
-      s->cpu_recs.resize(s->capacity);
-      s->cpu_slice_id.resize(s->capacity);
-      s->cpu_lead.resize(s->capacity);
-      use_cpu_arrays(s.get());
-      s->backend = GPUEC_BACKEND_CPU;
-    }
   } catch (const std::bad_alloc&) {
     set_note(note, note_size, "out of memory");
+    return nullptr;
+  }
+  std::string why;
+  if (asked != gpu::Backend::kCpu) {
+    if (g_cuda_failed)
+      why = "the cuda backend failed earlier in this process";
+    else
+      s->coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
+    if (!s->coder && asked == gpu::Backend::kCuda)
+      set_note(note, note_size, ("cuda backend unavailable (" + why + "); using the cpu backend").c_str());
+  }
+  if (!s->coder) s->coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, mb_width, mb_height, 0, &why);
+  if (!s->coder) {
+    set_note(note, note_size, why.c_str());
     return nullptr;
   }
   char capture_note[256] = "";
@@ -253,7 +217,7 @@ void gpuec_stage_destroy(gpuec_stage* s) {
   delete s;
 }
 
-int gpuec_stage_backend(const gpuec_stage* s) { return s->backend; }
+int gpuec_stage_backend(const gpuec_stage* s) { return static_cast<int>(s->coder->backend()); }
 
 int gpuec_stage_note(gpuec_stage* s, char* note, size_t note_size) {
   if (s->note.empty()) return 0;
@@ -272,18 +236,25 @@ void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
   if (s->part != Part::kOpen || s->slices.empty()) {  // a new frame part
     s->part = Part::kOpen;
     s->slices.clear();
-    s->n = 0;
     s->skel_used = 0;
-    s->part_first_mb = first_mb;
-    s->part_cuda = s->backend == GPUEC_BACKEND_CUDA && first_mb % s->mb_width == 0;
-    s->cuda_out = nullptr;
-    if (s->backend != GPUEC_BACKEND_CUDA && s->recs != s->cpu_recs.data()) use_cpu_arrays(s);
+    s->part_bad = false;
+    s->part_on_coder = false;
+    s->out = nullptr;
+    s->base = first_mb >= 0 && first_mb < s->mb_width * s->mb_height ? first_mb - first_mb % s->mb_width : 0;
+    s->n = 0;
   } else if (s->slice_open) {  // the open slice was abandoned: drop its records
     s->n = static_cast<size_t>(cur(s).first);
     s->skel_used = cur(s).skel_off;
     s->slices.pop_back();
   }
-  if (first_mb != s->part_first_mb + static_cast<int>(s->n)) s->part_cuda = false;
+  // The part's records are at their frame addresses from its first row; a gap becomes fillers.
+  const int64_t at = int64_t{first_mb} - s->base;
+  if (at < static_cast<int64_t>(s->n) || first_mb >= s->mb_width * s->mb_height) {
+    s->part_bad = true;  // out of order or outside the frame: the calls that follow fail
+  } else {
+    fill(s, s->n, static_cast<size_t>(at));
+    s->n = static_cast<size_t>(at);
+  }
   SliceState c;
   c.first = static_cast<int>(s->n);
   c.first_mb = first_mb;
@@ -297,27 +268,29 @@ void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
 
 int gpuec_mb_skip(gpuec_stage* s, int mb_addr) {
   if (!next_addr_ok(s, mb_addr)) return GPUEC_EINVAL;
-  gpuec_mb& m = s->recs[s->n];
+  cavlc::FrameCoder& coder = *s->coder;
+  gpuec_mb& m = coder.records()[s->n];
   m.mb_addr = mb_addr;
   m.kind = GPUEC_MB_SKIP;
   m.cbp = 0;
   m.skel_bit = 0;
-  s->slice_id[s->n] = static_cast<int32_t>(s->slices.size() - 1);
-  s->lead[s->n] = cavlc::MbLead{0, 0, 0};
-  if (s->tc) std::memset(s->tc + s->n * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
+  coder.slice_ids()[s->n] = static_cast<int32_t>(s->slices.size() - 1);
+  coder.leads()[s->n] = cavlc::MbLead{0, 0, 0};
+  if (on_cuda(s)) std::memset(coder.tc_records() + s->n * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
   ++s->n;
   return GPUEC_OK;
 }
 
 gpuec_mb* gpuec_mb_next(gpuec_stage* s) {
-  gpuec_mb* m = &s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
+  gpuec_mb* m = &s->coder->records()[s->n < s->capacity ? s->n : s->capacity - 1];
   m->coef_order = GPUEC_COEF_SCAN;  // the record memory is reused (and pinned memory starts undefined)
   m->reserved = 0;
   return m;
 }
 
 int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
-  const gpuec_mb& m = s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
+  cavlc::FrameCoder& coder = *s->coder;
+  const gpuec_mb& m = coder.records()[s->n < s->capacity ? s->n : s->capacity - 1];
   if (!next_addr_ok(s, m.mb_addr) || m.kind == GPUEC_MB_SKIP) return GPUEC_EINVAL;
   SliceState& c = cur(s);
   if (m.skel_bit < c.pos || m.skel_bit - c.pos >= (INT64_C(1) << 32)) return GPUEC_EINVAL;
@@ -327,46 +300,34 @@ int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
     ++s->overflows;
     return 1;
   }
-  s->slice_id[s->n] = static_cast<int32_t>(s->slices.size() - 1);
-  s->lead[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
-                                static_cast<uint32_t>(m.skel_bit - c.pos), 0};
-  if (s->tc) cavlc::tc_record(totals, s->tc + s->n * cavlc::kTcRecordBytes);  // the GPU skips its count pass
+  coder.slice_ids()[s->n] = static_cast<int32_t>(s->slices.size() - 1);
+  coder.leads()[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
+                                      static_cast<uint32_t>(m.skel_bit - c.pos), 0};
+  if (on_cuda(s))  // the GPU skips its count pass
+    cavlc::tc_record(totals, coder.tc_records() + s->n * cavlc::kTcRecordBytes);
   c.pos = m.skel_bit;
   ++s->n;
   return GPUEC_OK;
 }
 
 int gpuec_slice_defer(gpuec_stage* s, const uint8_t* buf, int64_t end_bit, int tag) {
-  if (!s->slice_open || !buf || (cur(s).start_bit & 7) || end_bit < cur(s).pos) return GPUEC_EINVAL;
+  if (!s->slice_open || s->part_bad || !buf || (cur(s).start_bit & 7) || end_bit < cur(s).pos) return GPUEC_EINVAL;
   SliceState& c = cur(s);
   c.end_bit = end_bit;
   c.count = static_cast<int>(s->n) - c.first;
   c.tag = tag;
-  if (c.end_bit - c.start_bit > INT64_C(1) << 32) return GPUEC_EINVAL;
-  const uint8_t* first_byte = buf + (c.start_bit >> 3);
-  if (s->backend == GPUEC_BACKEND_CUDA) {
-    // Copy the skeleton, with rbsp_stop_one_bit after it: the GPU assembles it as the slice's last bit.
-    const uint64_t bits = static_cast<uint64_t>(end_bit - c.start_bit);
-    uint8_t* area = s->cuda->skeleton(c.skel_off + gpuec::skeleton_bytes(bits) + 4);
-    if (!area) return GPUEC_ENOMEM;
-    s->skel_used = (c.skel_off + gpuec::put_skeleton(area + c.skel_off, first_byte, bits) + 3) & ~size_t{3};
-    if (c.count == 0 || s->slices.size() >= s->capacity) s->part_cuda = false;
-    if (!s->part_cuda) {
-      s->slice_open = false;
-      return static_cast<int>(s->slices.size() - 1);
-    }
-    cavlc::FrameSlice& f = s->cuda->slices()[s->slices.size() - 1];
-    f.first_mb = c.first;
-    f.mb_count = c.count;
-    f.tail_src_bit = static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit);
-    f.tail_len = static_cast<uint32_t>(end_bit - c.pos + 1);
-    f.reserved = 0;
-  } else {
-    if (s->slices.size() == 1) s->out_used = 0;
-    const int r = code_slice_cpu(s, c, buf);
-    if (r < 0) return r;
-    if (capture(s, c, first_byte, s->out.data() + c.out_off) < 0) return GPUEC_EBACKEND;
-  }
+  if (c.count == 0 || c.end_bit - c.start_bit > INT64_C(1) << 32) return GPUEC_EINVAL;
+  // Copy the skeleton, with rbsp_stop_one_bit after it: the coder writes it as the slice's last bit.
+  const uint64_t bits = static_cast<uint64_t>(end_bit - c.start_bit);
+  uint8_t* area = s->coder->skeleton(c.skel_off + cavlc::skeleton_bytes(bits) + 4);
+  if (!area) return GPUEC_ENOMEM;
+  s->skel_used = (c.skel_off + cavlc::put_skeleton(area + c.skel_off, buf + (c.start_bit >> 3), bits) + 3) & ~size_t{3};
+  cavlc::FrameSlice& f = s->coder->slices()[s->slices.size() - 1];
+  f.first_mb = c.first;
+  f.mb_count = c.count;
+  f.tail_src_bit = static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit);
+  f.tail_len = static_cast<uint32_t>(end_bit - c.pos + 1);
+  f.reserved = 0;
   s->slice_open = false;
   return static_cast<int>(s->slices.size() - 1);
 }
@@ -374,21 +335,15 @@ int gpuec_slice_defer(gpuec_stage* s, const uint8_t* buf, int64_t end_bit, int t
 int gpuec_frame_submit(gpuec_stage* s) {
   if (s->part != Part::kOpen || s->slice_open) return GPUEC_EINVAL;
   s->part = Part::kSubmitted;
-  if (s->slices.empty() || s->backend != GPUEC_BACKEND_CUDA || !s->cuda) return GPUEC_OK;
-  if (!s->part_cuda || s->n % static_cast<size_t>(s->mb_width)) return GPUEC_OK;  // coded at completion
-  if (g_cuda_failed) {
-    cuda_failed(s, "an earlier failure in another stage");
-    s->note.clear();  // that stage reported it
-    return GPUEC_OK;
-  }
-  const long long part = g_cuda_parts++;
-  std::string why;
-  if (part == s->fail_at)
-    why = "failure forced by GPUEC_CUDA_FAIL_AT_FRAME=" + std::to_string(s->fail_at);
-  else if (s->cuda->submit(static_cast<int>(s->n / static_cast<size_t>(s->mb_width)),
-                           static_cast<int>(s->slices.size()), s->skel_used, &why))
-    return GPUEC_OK;
-  cuda_failed(s, why);
+  if (s->slices.empty()) return GPUEC_OK;
+  if (s->part_bad) return GPUEC_EINVAL;
+  // Whole rows: the rest of the last row is fillers.
+  const size_t w = static_cast<size_t>(s->mb_width);
+  fill(s, s->n, (s->n + w - 1) / w * w);
+  s->n = (s->n + w - 1) / w * w;
+  const int r = submit_part(s);
+  if (r < 0) return r;
+  s->part_on_coder = true;
   return GPUEC_OK;
 }
 
@@ -397,40 +352,23 @@ int gpuec_frame_complete(gpuec_stage* s) {
   if (s->part != Part::kSubmitted) return GPUEC_EINVAL;
   s->part = Part::kDone;
   if (s->slices.empty()) return 0;
-  if (s->cuda && s->recs == s->cuda->records()) {  // the part's inputs are on the CUDA path
-    bool on_gpu = s->backend == GPUEC_BACKEND_CUDA && s->part_cuda && s->n % static_cast<size_t>(s->mb_width) == 0;
-    const cavlc::SliceResult* res = nullptr;
-    if (on_gpu) {
-      std::string why;
-      if (!s->cuda->complete(&s->cuda_out, &res, &why)) {
-        cuda_failed(s, why);
-        on_gpu = false;
-      }
-    }
-    const uint8_t* area = s->cuda->skeleton(0);
-    if (on_gpu) {
-      for (size_t k = 0; k < s->slices.size(); ++k) {
-        SliceState& c = s->slices[k];
-        c.out_off = static_cast<size_t>(res[k].out_bit >> 3);
-        c.rbsp_bits = static_cast<int64_t>(res[k].bits) - 1;  // the stop bit came with the skeleton
-        c.payload_bytes = static_cast<int64_t>((res[k].bits + 7) >> 3);
-        if (capture(s, c, area + c.skel_off, s->cuda_out + c.out_off) < 0) return GPUEC_EBACKEND;
-      }
-    } else {
-      const int r = code_part_cpu(s, area);
-      if (r < 0) return r;
-    }
-    if (s->backend != GPUEC_BACKEND_CUDA) {  // switch the next parts to the CPU arrays
-      try {
-        s->cpu_recs.resize(s->capacity);
-        s->cpu_slice_id.resize(s->capacity);
-        s->cpu_lead.resize(s->capacity);
-      } catch (const std::bad_alloc&) {
-        return GPUEC_ENOMEM;
-      }
-    }
+  if (!s->part_on_coder) return GPUEC_EINVAL;
+  s->part_on_coder = false;
+  const cavlc::SliceResult* res = nullptr;
+  std::string why;
+  if (!s->coder->complete(&s->out, &res, &why)) {
+    if (!on_cuda(s)) return GPUEC_EBACKEND;
+    int r = cuda_failed(s, why, true);
+    if (r < 0) return r;
+    if ((r = submit_part(s)) < 0) return r;
+    if (!s->coder->complete(&s->out, &res, &why)) return GPUEC_EBACKEND;
   }
-  for (const SliceState& c : s->slices) {
+  for (size_t k = 0; k < s->slices.size(); ++k) {
+    SliceState& c = s->slices[k];
+    c.out_off = static_cast<size_t>(res[k].out_bit >> 3);
+    c.rbsp_bits = static_cast<int64_t>(res[k].bits) - 1;  // the stop bit came with the skeleton
+    c.payload_bytes = static_cast<int64_t>((res[k].bits + 7) >> 3);
+    if (capture(s, c) < 0) return GPUEC_EBACKEND;
     ++s->slices_coded;
     s->macroblocks += c.count;
   }
@@ -442,7 +380,7 @@ int gpuec_frame_slice(const gpuec_stage* s, int k, int* tag, const uint8_t** pay
   if (s->part != Part::kDone || k < 0 || static_cast<size_t>(k) >= s->slices.size()) return GPUEC_EINVAL;
   const SliceState& c = s->slices[static_cast<size_t>(k)];
   if (tag) *tag = c.tag;
-  if (payload) *payload = (s->cuda_out ? s->cuda_out : s->out.data()) + c.out_off;
+  if (payload) *payload = s->out + c.out_off;
   if (payload_bytes) *payload_bytes = c.payload_bytes;
   if (added_bits) *added_bits = c.rbsp_bits - (c.end_bit - c.start_bit);
   return GPUEC_OK;

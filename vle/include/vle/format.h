@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/backend.h"
 #include "vle/encode.h"
 #include "vle/huffman.h"
 
@@ -66,16 +67,14 @@ constexpr uint64_t compress_bound(uint64_t n) { return header_bytes(256, chunk_c
 using EncodeFn = uint64_t (*)(const uint8_t* in, uint64_t n, const CodeTable& t, uint8_t* out,
                               uint64_t* chunk_bits);
 
-enum class Backend { kAuto, kCpu, kCuda };
-
 // The CUDA hook. gpuec_vle has no CUDA dependency: a program that links the CUDA encoder registers
-// it once at start (before compressing), and Backend::kCuda / kAuto then use it. nullptr removes it.
+// it once at start (before compressing), and gpu::Backend::kCuda / kAuto then use it. nullptr removes it.
 void set_cuda_encoder(EncodeFn fn);
 
 // The encoder of a backend: kCpu encode_ref; kCuda the registered CUDA encoder or nullptr when none
 // is registered; kAuto the CUDA encoder when registered, else encode_ref.
-EncodeFn encoder_for(Backend b);
-const char* backend_name(Backend b);  // "auto", "cpu", "cuda"
+// kOff: nullptr.
+EncodeFn encoder_for(gpu::Backend b);
 
 enum class FormatStatus {
   kOk = 0,
@@ -118,7 +117,7 @@ struct HeaderInfo {
 Status compress(const uint8_t* in, size_t n, EncodeFn encode, std::vector<uint8_t>* out);
 // The same with the backend's encoder (kNoEncoder "not built with the CUDA encoder" when kCuda has
 // none); kAuto falls back to the CPU encoder when the CUDA one fails.
-Status compress(const uint8_t* in, size_t n, Backend backend, std::vector<uint8_t>* out);
+Status compress(const uint8_t* in, size_t n, gpu::Backend backend, std::vector<uint8_t>* out);
 // CPU compress; throws std::bad_alloc only.
 std::vector<uint8_t> compress_ref(const uint8_t* in, size_t n);
 

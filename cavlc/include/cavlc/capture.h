@@ -1,8 +1,9 @@
-// gpuec/capture.h: the stage's capture file (the inputs and result of every coded slice), and its reader.
+// cavlc/capture.h: the capture file of the x264 stage (the frame coder's inputs and result of every coded
+// slice), and its reader.
 //
-// C++ only; x264 never includes it. The stage writes a capture when the environment variable
+// C++ only; x264 never includes it. The stage (plugin/stage) writes a capture when the environment variable
 // GPUEC_CAPTURE names a file at gpuec_stage_create(): every slice the stage codes (gpuec_slice_defer with
-// the cpu backend, gpuec_frame_complete with cuda) then appends one slice block. The benchmark (tools/bench_stage.cpp) replays captures through the CPU coder.
+// the cpu backend, gpuec_frame_complete with cuda) then appends one slice block. The benchmarks and tests replay captures through the coders.
 //
 // Writing:
 // - One file per process. The first stage that opens a path truncates it and writes the file header;
@@ -38,7 +39,8 @@
 //       i64 end_bit        skeleton end (as given to gpuec_slice_defer / gpuec_slice_finish)
 //       i64 out_bits       bits of the slice the stage produced (*rbsp_bits)
 //       u64 out_hash       capture_hash() of those bits
-//     skeleton: bytes [start_bit / 8, ceil(end_bit / 8)) of the encoder's buffer, as it was
+//     skeleton: bytes [start_bit / 8, ceil(end_bit / 8)) of the encoder's buffer, as it was, except that
+//               the bits after end_bit in the last byte are zero
 //     records:  record_count raw gpuec_mb records, as committed (skel_bit in the encoder's buffer
 //               coordinates; fields a skipped record does not use hold whatever the slot held)
 #pragma once
@@ -50,7 +52,7 @@
 
 #include "cavlc/mb.h"
 
-namespace gpuec {
+namespace cavlc {
 
 constexpr char kCaptureMagic[8] = {'G', 'P', 'U', 'E', 'C', 'C', 'A', 'P'};
 constexpr uint32_t kCaptureVersion = 1;
@@ -88,4 +90,4 @@ uint64_t capture_hash(const uint8_t* data, int64_t bits);
 // codes them.
 bool read_capture(const std::string& path, std::vector<CapturedSlice>& slices, std::string& error);
 
-}  // namespace gpuec
+}  // namespace cavlc

@@ -1,4 +1,4 @@
-// The stage's CUDA backend (cuda_coder.h): one frame part per submission on the coder's own stream.
+// The frame coder's CUDA backend (cavlc/frame_coder.h): one frame part per submission on the coder's own stream.
 //
 // Device arena (one allocation, so that vle's packer reads every source from one base):
 //   [0, skel_cap)                 skeleton copies (the MbLead / FrameSlice bits are arena bits)
@@ -16,16 +16,16 @@
 #include <cstring>
 #include <string>
 
-#include "gpuec/cuda_coder.h"
+#include "../frame_coder_cuda.h"
 #include "cavlc/encode_frame_cuda.h"
 #include "gpu/pdl.cuh"
 #include "vle/pack.h"
 
-namespace gpuec {
+namespace cavlc {
 namespace {
 
 constexpr size_t kZeroBytes = 256;
-constexpr size_t kOutSlack = 64;  // readable bytes after the output (cuda_coder.h)
+constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_coder.h)
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
@@ -46,9 +46,10 @@ __global__ void copy_output(const uint4* __restrict__ src, uint4* __restrict__ d
     dst[i] = src[i];
 }
 
-class Coder final : public CudaCoder {
+class Coder final : public FrameCoder {
  public:
   ~Coder() override { release(); }
+  gpu::Backend backend() const override { return gpu::Backend::kCuda; }
 
   bool init(int mb_width, int mb_height, int device, std::string* why) {
     mbw_ = mb_width;
@@ -297,10 +298,10 @@ class Coder final : public CudaCoder {
 
 }  // namespace
 
-std::unique_ptr<CudaCoder> CudaCoder::create(int mb_width, int mb_height, int device, std::string* why) {
+std::unique_ptr<FrameCoder> create_cuda_frame_coder(int mb_width, int mb_height, int device, std::string* why) {
   std::unique_ptr<Coder> c(new Coder);
   if (!c->init(mb_width, mb_height, device, why)) return nullptr;
   return c;
 }
 
-}  // namespace gpuec
+}  // namespace cavlc

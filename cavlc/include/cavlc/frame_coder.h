@@ -1,0 +1,102 @@
+// cavlc/frame_coder.h: THE frame coder: every slice of a frame part coded and assembled in one submission,
+// on the CPU or on a CUDA device, behind one interface created from one gpu::Backend value. The x264 stage
+// (plugin/stage) and the compressed-domain re-entropy (avc/recoder.h) both code through it.
+//
+// Frame part. `rows` whole macroblock rows of a frame mb_width macroblocks wide: rows * mb_width records
+// in raster order from the part's first macroblock (index i of the arrays below is macroblock i of the
+// part). Slices are ranges of those indices, in order, not overlapping (cavlc::FrameSlice); slice_ids()[i]
+// is the index k of the slice (slices()[k]) whose range holds macroblock i. A neighbour is available when
+// it has the same index. A SKIPPED macroblock may carry an index outside [0, n_slices) (-1): it is then
+// no neighbour of anything and adds nothing to the output, inside a slice's range or outside every range
+// (filler macroblocks: parts that do not start or end on a row, gaps between slices, the re-entropy's
+// bands; cavlc/encode_frame_cuda.h states the same contract for the kernels).
+//
+// Skeleton. The skeleton area (skeleton()) holds each slice's skeleton: the encoder's syntax bits without
+// the residual blocks, MSB first (vle/bitwriter.h). MbLead / FrameSlice source bits are bits of this area:
+// lead[i] is the skeleton piece in front of coded macroblock i's residual, a slice's tail the piece after
+// its last insertion point. put_skeleton() copies one slice's skeleton in with rbsp_stop_one_bit after it,
+// which the coder writes as the slice's last bit (the slice's tail_len counts it).
+//
+// Output (complete()): the slices in order, slice k at bit results[k].out_bit (a multiple of 32) with
+// results[k].bits bits, zero bits to the next multiple of 32; the layout of cavlc/assemble_frame.h. The
+// output is readable 64 bytes past the last slice.
+//
+// Backends (create()):
+//   kCpu   encode_frame_ref below, on plain host arrays; submit() codes, complete() hands out.
+//   kCuda  encode_frame_cuda (the CAVLCU kernel and the GPU assembly) on device `device`, on the coder's
+//          own stream, from pinned host arrays the caller fills directly; submit() enqueues and returns,
+//          complete() waits. nullptr with the reason when no device is usable or the build has no CUDA.
+//   kAuto  kCuda when a device is usable, else kCpu.
+// The two give the same bytes (tests/bitexact and the frame coder tests check it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "cavlc/assemble_frame.h"
+#include "cavlc/mb.h"
+#include "cavlc/slice.h"
+#include "gpu/backend.h"
+
+namespace cavlc {
+
+// The largest frame (in macroblocks) the frame coder takes: the CUDA kernel's limit.
+constexpr int64_t kFrameCoderMaxMbs = int64_t{1} << 22;
+
+// A slice's skeleton in the skeleton area: its `bits` skeleton bits (MSB first, from a byte boundary),
+// then rbsp_stop_one_bit, zero bits to the byte boundary. skeleton_bytes: its size in bytes; put_skeleton
+// writes it from src (ceil(bits / 8) bytes read) to dst and returns that size.
+inline size_t skeleton_bytes(uint64_t bits) { return static_cast<size_t>(bits / 8 + 1); }
+inline size_t put_skeleton(uint8_t* dst, const uint8_t* src, uint64_t bits) {
+  std::memcpy(dst, src, static_cast<size_t>((bits + 7) / 8));
+  const unsigned r = static_cast<unsigned>(bits & 7);
+  dst[bits >> 3] = static_cast<uint8_t>((r ? dst[bits >> 3] & (0xff00u >> r) : 0) | (0x80u >> r));
+  return skeleton_bytes(bits);
+}
+
+class FrameCoder {
+ public:
+  // A coder for frames of mb_width x mb_height macroblocks on `backend` (kCpu, kCuda or kAuto; kOff is
+  // refused), CUDA device `device`. nullptr with the reason in *why.
+  static std::unique_ptr<FrameCoder> create(gpu::Backend backend, int mb_width, int mb_height, int device,
+                                            std::string* why);
+  virtual ~FrameCoder() = default;
+
+  // kCpu or kCuda: what this coder runs on.
+  virtual gpu::Backend backend() const = 0;
+
+  // Host arrays for one frame part, capacity mb_width * mb_height + 1 entries (pinned with kCuda): the
+  // caller writes the inputs here. records()[i].mb_addr is not read.
+  virtual gpuec_mb* records() = 0;
+  virtual int32_t* slice_ids() = 0;
+  virtual MbLead* leads() = 0;
+  virtual FrameSlice* slices() = 0;
+  // kTcRecordBytes per record: each record's TotalCoeff record (cavlc::tc_record of cavlc::mb_totals; zero
+  // when skipped). kCuda reads them instead of counting on the GPU; kCpu does not read them.
+  virtual uint8_t* tc_records() = 0;
+  // The skeleton area, with room for `bytes`; may move (contents kept). nullptr when it cannot grow. Not
+  // while a part is in flight.
+  virtual uint8_t* skeleton(size_t bytes) = 0;
+
+  // Codes (kCpu) or enqueues (kCuda) the part: rows whole macroblock rows, n_slices slices, skeleton_bytes
+  // bytes of the skeleton area. False with the reason in *why (out of range, malformed records, a CUDA
+  // error); the inputs are then untouched, and a CPU coder can code them (the stage's fallback).
+  virtual bool submit(int rows, int n_slices, size_t skeleton_bytes, std::string* why) = 0;
+  // Waits for the part. On success *out is the output and *results its slices (valid until the next
+  // submit); false with the reason otherwise.
+  virtual bool complete(const uint8_t** out, const SliceResult** results, std::string* why) = 0;
+};
+
+// The frame coder's CPU path: the frame part `in` (host pointers; in.arena is the skeleton area, and
+// in.records_bit, slots_bit, zero_bit and slot_len are not read: the residual is coded straight into the
+// output) with slice_index as above, coded and assembled as encode_frame_cuda does (the same bits as
+// code_frame_ref followed by assemble_frame_ref). totals: scratch of in.n_mbs entries. Writes results and
+// out[0, packed_bytes(total)) and returns the total bits; UINT64_MAX when slices are out of order or out
+// of range, a coded macroblock is not in its slice or malformed, or out_bytes is too small.
+uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
+                          uint64_t out_bytes, SliceResult* results, MbTotals* totals);
+
+}  // namespace cavlc

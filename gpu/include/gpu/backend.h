@@ -1,0 +1,37 @@
+// gpu/backend.h: the one backend vocabulary of the project (host C++; no CUDA headers needed).
+//
+// Every component that can run on the CPU or on a CUDA device takes a Backend: the vle compressor, the
+// cavlc frame coder (and so the x264 stage and the re-entropy), GUD-Canny. The C interfaces map to it at
+// their boundary with static_asserts that their numbers agree: GPUEC_BACKEND_* (gpuec/stage.h),
+// GUDCANNY_BACKEND_* (canny/gudcanny.h) and x264's X264_GPU_ENTROPY_* (the x264 patch).
+//
+//   kOff   the component is not used (x264: the stage is off, x264 writes the stream itself). Only where
+//          a caller can turn a component off; elsewhere it is refused like any value out of range.
+//   kCpu   the CPU twin.
+//   kCuda  the CUDA twin on a device; without a usable one the component says why (and, where its
+//          documentation says so, uses the CPU with a note).
+//   kAuto  kCuda when a CUDA device is usable when the component is created, else kCpu, silently.
+#pragma once
+
+#include <string>
+
+namespace gpu {
+
+enum class Backend : int { kOff = 0, kCpu = 1, kCuda = 2, kAuto = 3 };
+
+// "off", "cpu", "cuda", "auto"; "unknown" for a value out of range.
+const char* backend_name(Backend b);
+// The value whose backend_name is `name`. False for other names, and for "off" unless allow_off.
+bool parse_backend(const std::string& name, Backend* b, bool allow_off = false);
+// The value of an int from a C interface: false when out of [kOff, kAuto].
+bool backend_from_int(int v, Backend* b);
+
+// What a request runs on: kCpu stays kCpu; kCuda and kAuto become kCuda when device `device` is usable,
+// else kCpu with the reason in *why (kAuto: a fallback the caller need not report). kOff stays kOff.
+Backend resolve_backend(Backend asked, int device, std::string* why);
+
+// The test hook for failures of a CUDA backend mid-stream: the N of GPUEC_CUDA_FAIL_AT_FRAME=N (the
+// N-th frame part a process submits, from 0, fails on purpose), or -1 when unset or not a number >= 0.
+long long cuda_fail_at_frame();
+
+}  // namespace gpu
