@@ -3,8 +3,11 @@
 //
 // For every frame of the capture (a frame starts at a slice with first_mb 0; capture with x264
 // --threads 1) it times:
-//   stage:  cavlc::encode_slice_ref over the frame's slices, as gpuec_slice_finish runs it: residual
-//           coding of every macroblock plus the splice, i.e. copying the whole skeleton around it;
+//   stage:  what the stage's cpu backend runs for the frame: the skeleton copies of gpuec_slice_defer
+//           (cavlc::put_skeleton) and the frame coder's CPU path (cavlc/frame_coder.h, submit and
+//           complete: encode_frame_ref, residual coding of every macroblock plus the splice). The frame
+//           coder's input arrays are filled before the clock starts (x264 writes them in its macroblock
+//           loop);
 //   commit: cavlc::mb_totals over the frame's coded records, the check gpuec_mb_commit runs inside
 //           x264's macroblock loop (TotalCoeff of every block, level overflow).
 // Before timing, every slice is coded once and its bit count and output hash must equal the captured
@@ -14,11 +17,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "cavlc/slice.h"
 #include "cavlc/capture.h"
+#include "cavlc/frame.h"
+#include "cavlc/frame_coder.h"
+#include "cavlc/slice.h"
 #include "bench_util.h"
 
 namespace {
@@ -59,16 +65,15 @@ double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// One slice ready to code: records rebased so that the skeleton starts at bit 0 of `skeleton`
-// (start_bit is byte-aligned, so every bit keeps its position within its byte).
+// One captured slice.
 struct Slice {
   const cavlc::CapturedSlice* cap;
   std::vector<gpuec_mb> recs;
-  cavlc::SliceLayout layout;
 };
 
 struct Frame {
   std::vector<Slice> slices;
+  int mb_width = 0, mb_height = 0;
   int mbs = 0;
   int coded = 0;
   int residual = 0;  // macroblocks x264's writer writes residual for: Intra16x16, I_PCM, cbp != 0
@@ -76,26 +81,78 @@ struct Frame {
 };
 
 struct Bench {
-  std::vector<uint8_t> out;
-  std::vector<cavlc::MbTotals> totals;
+  std::unique_ptr<cavlc::FrameCoder> coder;
+  int coder_w = 0, coder_h = 0;
+  std::vector<size_t> skel_off;  // per slice of the frame in hand
 
-  // Codes every slice of the frame; returns the number of slices coded correctly, i.e. all of them
-  // unless `check` finds a difference from the capture (reported on stderr).
+  // Fills the frame coder's arrays with the frame as the stage does (records, slice ids, leads, slices);
+  // false when the coder cannot be made.
+  bool fill(const Frame& f) {
+    if (!coder || coder_w != f.mb_width || coder_h != f.mb_height) {
+      std::string why;
+      coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, f.mb_width, f.mb_height, 0, &why);
+      if (!coder) {
+        std::fprintf(stderr, "gpuec-bench-stage: frame coder: %s\n", why.c_str());
+        return false;
+      }
+      coder_w = f.mb_width;
+      coder_h = f.mb_height;
+    }
+    skel_off.clear();
+    size_t n = 0, off = 0;
+    for (size_t k = 0; k < f.slices.size(); ++k) {
+      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
+      skel_off.push_back(off);
+      int64_t pos = h.start_bit;
+      const size_t first = n;
+      for (const gpuec_mb& m : f.slices[k].recs) {
+        coder->records()[n] = m;
+        coder->slice_ids()[n] = static_cast<int32_t>(k);
+        coder->leads()[n] = cavlc::MbLead{0, 0, 0};
+        if (m.kind != GPUEC_MB_SKIP) {
+          coder->leads()[n] = cavlc::MbLead{off * 8 + static_cast<uint64_t>(pos - h.start_bit),
+                                            static_cast<uint32_t>(m.skel_bit - pos), 0};
+          pos = m.skel_bit;
+        }
+        ++n;
+      }
+      cavlc::FrameSlice& fs = coder->slices()[k];
+      fs.first_mb = static_cast<int32_t>(first);
+      fs.mb_count = static_cast<int32_t>(n - first);
+      fs.tail_src_bit = off * 8 + static_cast<uint64_t>(pos - h.start_bit);
+      fs.tail_len = static_cast<uint32_t>(h.end_bit - pos + 1);
+      fs.reserved = 0;
+      off = (off + cavlc::skeleton_bytes(static_cast<uint64_t>(h.end_bit - h.start_bit)) + 3) & ~size_t{3};
+    }
+    return coder->skeleton(off + 4) != nullptr;
+  }
+
+  // Codes the frame (after fill); returns the number of slices coded correctly, i.e. all of them unless
+  // `check` finds a difference from the capture (reported on stderr).
   size_t run_stage(const Frame& f, bool check) {
+    uint8_t* area = coder->skeleton(0);
+    size_t end = 0;
+    for (size_t k = 0; k < f.slices.size(); ++k) {
+      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
+      end = skel_off[k] + cavlc::put_skeleton(area + skel_off[k], f.slices[k].cap->skeleton.data(),
+                                              static_cast<uint64_t>(h.end_bit - h.start_bit));
+    }
+    std::string why;
+    const uint8_t* out = nullptr;
+    const cavlc::SliceResult* res = nullptr;
+    const bool coded = coder->submit(f.mb_height, static_cast<int>(f.slices.size()), end, &why) &&
+                       coder->complete(&out, &res, &why);
+    if (!check) return 0;
+    if (!coded) {
+      std::fprintf(stderr, "gpuec-bench-stage: the frame coder rejects the captured frame: %s\n", why.c_str());
+      return 0;
+    }
     size_t ok = 0;
-    for (const Slice& s : f.slices) {
-      vle::BitWriter bw(out.data(), out.size());
-      const int r = cavlc::encode_slice_ref(s.recs.data(), s.recs.size(), s.layout, s.cap->skeleton.data(),
-                                            totals.data(), bw);
-      const int64_t bits = static_cast<int64_t>(bw.bits());
-      bw.flush();
-      if (!check) continue;
-      const cavlc::CaptureSliceHeader& h = s.cap->head;
-      if (r != 0 || bw.overflowed()) {
-        std::fprintf(stderr, "gpuec-bench-stage: slice %llu: the coder rejects the captured records\n",
-                     static_cast<unsigned long long>(h.slice_index));
-      } else if (const uint64_t hash = cavlc::capture_hash(out.data(), bits);
-                 bits != h.out_bits || hash != h.out_hash) {
+    for (size_t k = 0; k < f.slices.size(); ++k) {
+      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
+      const int64_t bits = static_cast<int64_t>(res[k].bits) - 1;  // without the stop bit
+      if (const uint64_t hash = cavlc::capture_hash(out + (res[k].out_bit >> 3), bits);
+          bits != h.out_bits || hash != h.out_hash) {
         std::fprintf(stderr, "gpuec-bench-stage: slice %llu: %lld bits (hash %016llx), captured %lld bits "
                      "(hash %016llx)\n", static_cast<unsigned long long>(h.slice_index),
                      static_cast<long long>(bits), static_cast<unsigned long long>(hash),
@@ -199,15 +256,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<Frame> frames;
-  int64_t max_bound = 0;
-  size_t max_mbs = 0;
   for (const cavlc::CapturedSlice& c : caps) {
     const cavlc::CaptureSliceHeader& h = c.head;
     if (h.first_mb == 0) frames.emplace_back();
-    Slice s{&c, c.recs, {static_cast<int>(h.mb_width), h.first_mb, 0, h.end_bit - h.start_bit}};
+    frames.back().mb_width = static_cast<int>(h.mb_width);
+    frames.back().mb_height = static_cast<int>(h.mb_height);
+    Slice s{&c, c.recs};
     for (gpuec_mb& m : s.recs) {
       if (m.kind == GPUEC_MB_SKIP) continue;
-      m.skel_bit -= h.start_bit;
       ++frames.back().coded;
       if (m.kind != GPUEC_MB_NORMAL || m.cbp != 0) ++frames.back().residual;
       frames.back().input_bytes += sizeof(gpuec_mb);
@@ -215,17 +271,17 @@ int main(int argc, char** argv) {
     frames.back().mbs += static_cast<int>(h.record_count);
     frames.back().input_bytes += c.skeleton.size();
     frames.back().slices.push_back(std::move(s));
-    max_bound = std::max(max_bound, h.end_bit - h.start_bit + static_cast<int64_t>(h.record_count) *
-                                                                  cavlc::kMaxMbResidualBits);
-    max_mbs = std::max(max_mbs, static_cast<size_t>(h.mb_width) * h.mb_height);
   }
   Bench bench;
-  bench.out.resize(vle::bits_to_bytes(static_cast<uint64_t>(max_bound)));
-  bench.totals.resize(max_mbs);
-
   size_t n_slices = 0, ok = 0;
   for (const Frame& f : frames) {
     n_slices += f.slices.size();
+    if (f.mbs != f.mb_width * f.mb_height) {
+      std::fprintf(stderr, "gpuec-bench-stage: %s: a frame of %d macroblocks, not %d x %d\n", path.c_str(), f.mbs,
+                   f.mb_width, f.mb_height);
+      return 2;
+    }
+    if (!bench.fill(f)) return 2;
     ok += bench.run_stage(f, true);
   }
   if (ok != n_slices) {
@@ -238,6 +294,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> stage_us(nf), commit_us(nf);
   volatile unsigned sink = 0;
   auto time_frame = [&](size_t i, bool keep) {
+    if (!bench.fill(frames[i])) std::exit(2);
     auto t0 = Clock::now();
     bench.run_stage(frames[i], false);
     const double s = us_since(t0);
