@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "canny/canny.h"
-#include "../../canny/src/pick_pair.h"
 #include "pgm.h"
 
 namespace {

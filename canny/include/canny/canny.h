@@ -152,6 +152,31 @@ int make_candidate_set(int step, CandidatePair* out, int capacity);
 // Checks a candidate set: kOk or kErrNull / kErrCandidates.
 int check_candidates(const CandidatePair* pairs, int count);
 
+// The x grid of NUMBERS, used by both twins: the bin of every h = floor(200 v) (half-hundredths 0..200)
+// under a candidate set's grid.
+constexpr int kHalfSteps = 2 * kMaxThreshold;  // h = floor(200 v) of a value v in [0, 1]: 0..200
+
+// of_half[h]: the grid value (hundredths) whose bin holds h, 0 for none. Index 0 is also used for values
+// 0 < v < 0.005; the callers never look up v = 0 (SM = 0 or G = 0).
+struct Bins {
+  uint8_t of_half[kHalfSteps + 1];
+};
+
+// candidates: already checked (check_candidates), so there are at least two distinct values.
+inline void make_bins(const CandidatePair* candidates, int n, Bins* b) {
+  bool has[kMaxThreshold + 1] = {};
+  for (int c = 0; c < n; ++c) has[candidates[c].low] = has[candidates[c].high] = true;
+  int x[kMaxThreshold + 1], m = 0;
+  for (int v = 1; v <= kMaxThreshold; ++v)
+    if (has[v]) x[m++] = v;
+  for (int h = 0; h <= kHalfSteps; ++h) b->of_half[h] = 0;
+  for (int i = 0; i < m; ++i) {
+    const int e0 = i == 0 ? 2 * x[0] - (x[1] - x[0]) : x[i - 1] + x[i];
+    const int e1 = i == m - 1 ? 2 * x[m - 1] + (x[m - 1] - x[m - 2]) : x[i] + x[i + 1];
+    for (int h = e0 < 0 ? 0 : e0; h < e1 && h <= kHalfSteps; ++h) b->of_half[h] = uint8_t(x[i]);
+  }
+}
+
 // The Q14 Gaussian taps for sigma (see NUMBERS): writes taps[0..2r] (taps[r] is the centre) and *radius.
 // kErrSigma for sigma outside [0.1, 2.0] or NaN.
 int gaussian_taps(float sigma, int32_t taps[kMaxTaps], int* radius);

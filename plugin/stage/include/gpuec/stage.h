@@ -16,11 +16,13 @@
  * The stage codes the residual of all recorded macroblocks and returns each slice's NAL payload: the
  * skeleton bits [start_bit, end_bit) with each residual inserted at its record's skel_bit (I_PCM
  * alignment resolved from the final positions), then rbsp_slice_trailing_bits. Bits are MSB first
- * (vle/bitwriter.h). The cpu backend codes each slice in gpuec_slice_defer (on the encoder's thread);
- * the cuda backend copies the part to the GPU and codes every slice of it in one submission in
- * gpuec_frame_submit, which returns at once, so that the encoder thread goes on while the GPU works;
- * gpuec_frame_complete waits for it. gpuec_slice_finish is the one-slice shortcut (defer, submit,
- * complete).
+ * (vle/bitwriter.h). Both backends are cavlc's frame coder (cavlc/frame_coder.h): the records go into
+ * its arrays as they are committed, gpuec_slice_defer copies the slice's skeleton, and gpuec_frame_submit
+ * codes every slice of the part in one submission: the cpu backend there and then on the encoder's
+ * thread; the cuda backend copies the part to the GPU and returns at once, so that the encoder thread
+ * goes on while the GPU works. gpuec_frame_complete waits for it. gpuec_slice_finish is the one-slice
+ * shortcut (defer, submit, complete). Slices of a part come in increasing macroblock order and hold at
+ * least one macroblock each; a part may start and end anywhere in a row and have gaps between slices.
  *
  * CUDA failures (no device, out of memory, a failed launch or copy) never reach the stream: the stage
  * codes the frame part on the CPU from the same records, reports it once through gpuec_stage_note(),
@@ -42,9 +44,11 @@
 extern "C" {
 #endif
 
+/* The numbers of the project's one backend vocabulary, gpu::Backend (gpu/backend.h); x264's
+ * X264_GPU_ENTROPY_* are the same (static_asserts in the stage and in the x264 patch). */
 enum gpuec_backend {
     GPUEC_BACKEND_OFF  = 0,
-    GPUEC_BACKEND_CPU  = 1, /* the CPU reference coder */
+    GPUEC_BACKEND_CPU  = 1, /* the frame coder's CPU path */
     GPUEC_BACKEND_CUDA = 2, /* the CUDA kernel (when built and a GPU is present) */
     GPUEC_BACKEND_AUTO = 3  /* CUDA when usable, else CPU */
 };
