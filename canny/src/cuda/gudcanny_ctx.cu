@@ -14,6 +14,7 @@
 #include "../cuda_detector.h"
 #include "canny/canny_cuda.h"
 #include "gpu/context.h"
+#include "gpu/cuda_check.h"
 
 namespace canny {
 namespace {
@@ -35,10 +36,6 @@ __global__ void mb_count_kernel(const uint8_t* __restrict__ edges, int pitch, in
   const int edge = x < width && y < height && edges[size_t(y) * pitch + x] != 0;
   const int n = __syncthreads_count(edge);
   if (threadIdx.x == 0 && threadIdx.y == 0) counts[size_t(blockIdx.y) * gridDim.x + blockIdx.x] = uint16_t(n);
-}
-
-std::string describe(cudaError_t e, const char* what) {
-  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
 }
 
 class Detector final : public CudaDetector {
@@ -79,28 +76,28 @@ class Detector final : public CudaDetector {
     const gpu::ContextScope scope(context_);
     if (!pushed(scope, why)) return false;
     if (!context_) {
-      if ((e = cudaSetDevice(device)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
+      if ((e = cudaSetDevice(device)) != cudaSuccess) return gpu::fail(why, e, "cudaSetDevice");
       device_ = device;
     }
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess)
-      return fail(why, describe(e, "cudaStreamCreate"));
+      return gpu::fail(why, e, "cudaStreamCreate");
     if (context_ && (e = cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming)) != cudaSuccess)
-      return fail(why, describe(e, "cudaEventCreate"));
+      return gpu::fail(why, e, "cudaEventCreate");
     if ((e = cudaMalloc(reinterpret_cast<void**>(&d_src_), n)) != cudaSuccess ||
         (e = cudaMalloc(reinterpret_cast<void**>(&d_edges_), n)) != cudaSuccess ||
         (e = cudaMalloc(reinterpret_cast<void**>(&d_pairs_), np)) != cudaSuccess ||
         (e = cudaMalloc(reinterpret_cast<void**>(&d_counts_), nc)) != cudaSuccess ||
         (e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess)
-      return fail(why, describe(e, "cudaMalloc"));
+      return gpu::fail(why, e, "cudaMalloc");
     slots_.resize(size_t(slots));
     for (Slot& s : slots_) {
       if ((e = cudaMallocHost(reinterpret_cast<void**>(&s.src), n)) != cudaSuccess ||
           (e = cudaMallocHost(reinterpret_cast<void**>(&s.edges), n)) != cudaSuccess ||
           (e = cudaMallocHost(reinterpret_cast<void**>(&s.pairs), np)) != cudaSuccess ||
           (e = cudaMallocHost(reinterpret_cast<void**>(&s.counts), nc)) != cudaSuccess)
-        return fail(why, describe(e, "cudaMallocHost"));
+        return gpu::fail(why, e, "cudaMallocHost");
       if ((e = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming)) != cudaSuccess)
-        return fail(why, describe(e, "cudaEventCreate"));
+        return gpu::fail(why, e, "cudaEventCreate");
     }
     return true;
   }
@@ -115,7 +112,7 @@ class Detector final : public CudaDetector {
     if (!enter(scope, why)) return false;
     const cudaError_t e =
         cudaMemcpyAsync(d_src_, slots_[size_t(slot)].src, size_t(width_) * height_, cudaMemcpyHostToDevice, stream_);
-    if (e != cudaSuccess) return fail(why, describe(e, "cudaMemcpyAsync (plane)"));
+    if (e != cudaSuccess) return gpu::fail(why, e, "cudaMemcpyAsync (plane)");
     return run(slot, d_src_, width_, nullptr, 0, MapWrite::kMap, options, why);
   }
 
@@ -127,19 +124,19 @@ class Detector final : public CudaDetector {
       cudaError_t e;
       if ((e = cudaEventRecord(ready_, caller_stream_)) != cudaSuccess ||
           (e = cudaStreamWaitEvent(stream_, ready_, 0)) != cudaSuccess)
-        return fail(why, describe(e, "cudaStreamWaitEvent (the caller's stream)"));
+        return gpu::fail(why, e, "cudaStreamWaitEvent (the caller's stream)");
     }
     if (!run(slot, plane, pitch, out, out_pitch, write, options, why)) return false;
     const cudaError_t e = out && context_ ? cudaStreamWaitEvent(caller_stream_, slots_[size_t(slot)].done, 0)
                                           : cudaSuccess;  // the caller's later work reads `out`
-    return e == cudaSuccess || fail(why, describe(e, "cudaStreamWaitEvent (for the caller's stream)"));
+    return e == cudaSuccess || gpu::fail(why, e, "cudaStreamWaitEvent (for the caller's stream)");
   }
 
   bool wait(int slot, std::string* why) override {
     const gpu::ContextScope scope(context_);
     if (!pushed(scope, why)) return false;
     const cudaError_t e = cudaEventSynchronize(slots_[size_t(slot)].done);
-    return e == cudaSuccess || fail(why, describe(e, "detect_edges_cuda"));
+    return e == cudaSuccess || gpu::fail(why, e, "detect_edges_cuda");
   }
 
  private:
@@ -151,20 +148,15 @@ class Detector final : public CudaDetector {
     cudaEvent_t done = nullptr;
   };
 
-  static bool fail(std::string* why, std::string what) {
-    *why = std::move(what);
-    return false;
-  }
-
   static bool pushed(const gpu::ContextScope& scope, std::string* why) {
-    return !scope.error() || fail(why, "cuCtxPushCurrent (the caller's CUDA context): " + scope.error().str());
+    return !scope.error() || gpu::fail(why, "cuCtxPushCurrent (the caller's CUDA context): " + scope.error().str());
   }
 
   // The context of every call: the caller's (pushed by `scope`), or the device's primary one.
   bool enter(const gpu::ContextScope& scope, std::string* why) const {
     if (!pushed(scope, why)) return false;
     const cudaError_t e = context_ ? cudaSuccess : cudaSetDevice(device_);
-    return e == cudaSuccess || fail(why, describe(e, "cudaSetDevice"));
+    return e == cudaSuccess || gpu::fail(why, e, "cudaSetDevice");
   }
 
   // Detection of the device plane src, then the map into out (or the macroblock counts and, unless
@@ -175,28 +167,28 @@ class Detector final : public CudaDetector {
     const bool direct = out && write == MapWrite::kMap;  // the kernels write the map where it goes
     gpu::CudaError ce = detect_edges_cuda(src, width_, height_, pitch, options, direct ? out : d_edges_,
                                           direct ? out_pitch : width_, d_pairs_, d_ws_, ws_bytes_, stream_);
-    if (ce) return fail(why, "detect_edges_cuda: " + ce.str());
+    if (ce) return gpu::fail(why, "detect_edges_cuda: " + ce.str());
     cudaError_t e = cudaSuccess;
     if (out && !direct) {
       const dim3 block(32, 8), grid(unsigned(width_ + 31) / 32, unsigned(height_ + 7) / 8);
       mark_kernel<<<grid, block, 0, stream_>>>(d_edges_, width_, out, out_pitch, width_, height_);
-      if ((e = cudaGetLastError()) != cudaSuccess) return fail(why, describe(e, "mark_kernel"));
+      if ((e = cudaGetLastError()) != cudaSuccess) return gpu::fail(why, e, "mark_kernel");
     }
     if (!out) {
       mb_count_kernel<<<dim3(unsigned(mb_w_), unsigned(mb_h_)), dim3(kMbSize, kMbSize), 0, stream_>>>(
           d_edges_, width_, width_, height_, d_counts_);
-      if ((e = cudaGetLastError()) != cudaSuccess) return fail(why, describe(e, "mb_count_kernel"));
+      if ((e = cudaGetLastError()) != cudaSuccess) return gpu::fail(why, e, "mb_count_kernel");
       if ((e = cudaMemcpyAsync(s.counts, d_counts_, size_t(mb_w_) * mb_h_ * sizeof(uint16_t),
                                cudaMemcpyDeviceToHost, stream_)) != cudaSuccess ||
           (write != MapWrite::kCountsOnly &&
            (e = cudaMemcpyAsync(s.edges, d_edges_, size_t(width_) * height_, cudaMemcpyDeviceToHost, stream_)) !=
                cudaSuccess))
-        return fail(why, describe(e, "cudaMemcpyAsync (edge map)"));
+        return gpu::fail(why, e, "cudaMemcpyAsync (edge map)");
     }
     if ((e = cudaMemcpyAsync(s.pairs, d_pairs_, size_t(strip_count(width_)) * sizeof(ThresholdPair),
                              cudaMemcpyDeviceToHost, stream_)) != cudaSuccess)
-      return fail(why, describe(e, "cudaMemcpyAsync (pairs)"));
-    if ((e = cudaEventRecord(s.done, stream_)) != cudaSuccess) return fail(why, describe(e, "cudaEventRecord"));
+      return gpu::fail(why, e, "cudaMemcpyAsync (pairs)");
+    if ((e = cudaEventRecord(s.done, stream_)) != cudaSuccess) return gpu::fail(why, e, "cudaEventRecord");
     return true;
   }
 

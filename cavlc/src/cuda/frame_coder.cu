@@ -20,6 +20,7 @@
 #include "cavlc/encode_frame_cuda.h"
 #include "gpu/pdl.cuh"
 #include "vle/pack.h"
+#include "gpu/cuda_check.h"
 
 namespace cavlc {
 namespace {
@@ -28,12 +29,6 @@ constexpr size_t kZeroBytes = 256;
 constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_coder.h)
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-std::string describe(cudaError_t e, const char* what) {
-  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
-
-std::string describe(const gpu::CudaError& e, const char* what) { return std::string(what) + ": " + e.str(); }
 
 // Copies packed_bytes(*total_bits) bytes (at most cap) of src to dst (mapped host memory), 16 bytes a thread.
 // Launched with programmatic dependent launch after encode_frame_cuda's last kernel: waits for it first.
@@ -58,17 +53,17 @@ class Coder final : public FrameCoder {
     cap_ = mbs_ + 1;
     cudaError_t e;
     int count = 0;
-    if ((e = cudaGetDeviceCount(&count)) != cudaSuccess) return fail(why, describe(e, "cudaGetDeviceCount"));
+    if ((e = cudaGetDeviceCount(&count)) != cudaSuccess) return gpu::fail(why, e, "cudaGetDeviceCount");
     if (device >= count) {
       *why = "device " + std::to_string(device) + " asked for, " + std::to_string(count) + " present";
       return false;
     }
-    if ((e = cudaSetDevice(device)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
+    if ((e = cudaSetDevice(device)) != cudaSuccess) return gpu::fail(why, e, "cudaSetDevice");
     device_ = device;  // only a valid ordinal: release() selects it
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess)
-      return fail(why, describe(e, "cudaStreamCreate"));
+      return gpu::fail(why, e, "cudaStreamCreate");
     if ((e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)) != cudaSuccess)
-      return fail(why, describe(e, "cudaEventCreate"));
+      return gpu::fail(why, e, "cudaEventCreate");
     // Slice ids, leads and TotalCoeff records in one block, host and device alike: one upload per part.
     lead_off_ = round_up(cap_ * sizeof(int32_t), 256);
     tc_off_ = round_up(lead_off_ + cap_ * sizeof(cavlc::MbLead), 256);
@@ -84,13 +79,13 @@ class Coder final : public FrameCoder {
         (e = cudaMalloc(&d_slices_, cap_ * sizeof(cavlc::FrameSlice))) != cudaSuccess ||
         (e = cudaMalloc(&d_results_, cap_ * sizeof(cavlc::SliceResult) + 64)) != cudaSuccess ||
         (e = cudaMalloc(&d_len_, mbs_ * cavlc::kMbSlots * sizeof(uint16_t))) != cudaSuccess)
-      return fail(why, describe(e, "cudaMalloc"));
+      return gpu::fail(why, e, "cudaMalloc");
     d_total_ = reinterpret_cast<uint64_t*>(d_results_ + cap_);
     ws_bytes_ = cavlc::encode_frame_cuda_workspace_bytes(static_cast<int>(mbs_));
-    if ((e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess) return fail(why, describe(e, "cudaMalloc (workspace)"));
+    if ((e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess) return gpu::fail(why, e, "cudaMalloc (workspace)");
     // On the coder's stream: a non-blocking stream is not ordered after work on the legacy default stream.
     if ((e = cudaMemsetAsync(d_ws_, 0, ws_bytes_, stream_)) != cudaSuccess)
-      return fail(why, describe(e, "cudaMemsetAsync (workspace)"));
+      return gpu::fail(why, e, "cudaMemsetAsync (workspace)");
     return grow_device_arena(h_skel_cap_, why) && grow_device_out(h_out_cap_, why);
   }
 
@@ -110,7 +105,7 @@ class Coder final : public FrameCoder {
 
   bool submit(int rows, int n_slices, size_t skeleton_bytes, std::string* why) override {
     cudaError_t e;
-    if ((e = cudaSetDevice(device_)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
+    if ((e = cudaSetDevice(device_)) != cudaSuccess) return gpu::fail(why, e, "cudaSetDevice");
     const size_t n = static_cast<size_t>(rows) * mbw_;
     if (rows <= 0 || n > mbs_ || n_slices <= 0 || static_cast<size_t>(n_slices) > n) {
       *why = "frame part out of range";
@@ -128,7 +123,7 @@ class Coder final : public FrameCoder {
         (e = cudaMemcpyAsync(d_slices_, h_slices_, n_slices * sizeof(cavlc::FrameSlice), cudaMemcpyHostToDevice,
                              stream_)) ||
         (e = cudaMemcpyAsync(d_arena_, h_skel_, skeleton_bytes, cudaMemcpyHostToDevice, stream_)))
-      return fail(why, describe(e, "cudaMemcpyAsync (to the device)"));
+      return gpu::fail(why, e, "cudaMemcpyAsync (to the device)");
     const gpuec_mb* recs = reinterpret_cast<const gpuec_mb*>(d_recs);
     cavlc::FrameAssembly in{};
     in.arena = d_arena_;
@@ -145,16 +140,16 @@ class Coder final : public FrameCoder {
     const gpu::CudaError ce = cavlc::encode_frame_cuda(cavlc::kEncodeFrameCudaDefault, in, mbw_, reinterpret_cast<const int32_t*>(d_small_), d_len_,
                                                        d_out_, d_out_cap_, d_results_, d_total_, d_ws_, ws_bytes_,
                                                        stream_, d_small_ + tc_off_);
-    if (ce) return fail(why, describe(ce, "encode_frame_cuda"));
+    if (ce) return gpu::fail(why, ce, "encode_frame_cuda");
     if ((e = gpu::launch_pdl(copy_output, 64, 256, stream_, reinterpret_cast<const uint4*>(d_out_),
                              reinterpret_cast<uint4*>(d_hout_), static_cast<const uint64_t*>(d_total_),
                              static_cast<uint64_t>(h_out_cap_))) != cudaSuccess)
-      return fail(why, describe(e, "copy_output launch"));
+      return gpu::fail(why, e, "copy_output launch");
     if ((e = cudaMemcpyAsync(h_results_, d_results_, n_slices * sizeof(cavlc::SliceResult), cudaMemcpyDeviceToHost,
                              stream_)) ||
         (e = cudaMemcpyAsync(h_total_, d_total_, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_)))
-      return fail(why, describe(e, "cudaMemcpyAsync (to the host)"));
-    if ((e = cudaEventRecord(done_, stream_)) != cudaSuccess) return fail(why, describe(e, "cudaEventRecord"));
+      return gpu::fail(why, e, "cudaMemcpyAsync (to the host)");
+    if ((e = cudaEventRecord(done_, stream_)) != cudaSuccess) return gpu::fail(why, e, "cudaEventRecord");
     in_flight_ = true;
     return true;
   }
@@ -166,13 +161,13 @@ class Coder final : public FrameCoder {
     }
     in_flight_ = false;
     cudaError_t e;
-    if ((e = cudaSetDevice(device_)) != cudaSuccess) return fail(why, describe(e, "cudaSetDevice"));
-    if ((e = cudaEventSynchronize(done_)) != cudaSuccess) return fail(why, describe(e, "frame part on the GPU"));
+    if ((e = cudaSetDevice(device_)) != cudaSuccess) return gpu::fail(why, e, "cudaSetDevice");
+    if ((e = cudaEventSynchronize(done_)) != cudaSuccess) return gpu::fail(why, e, "frame part on the GPU");
     const uint64_t bytes = vle::packed_bytes(*h_total_);
     if (bytes > h_out_cap_) {  // larger than any output before: grow and copy again
       if (!grow_host_out(round_up(bytes + bytes / 2, 4096), why)) return false;
       if ((e = cudaMemcpy(h_out_, d_out_, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess)
-        return fail(why, describe(e, "cudaMemcpy (output)"));
+        return gpu::fail(why, e, "cudaMemcpy (output)");
     }
     *out = h_out_;
     *results = h_results_;
@@ -180,16 +175,11 @@ class Coder final : public FrameCoder {
   }
 
  private:
-  static bool fail(std::string* why, std::string text) {
-    *why = std::move(text);
-    return false;
-  }
-
   bool host_alloc(void** p, size_t bytes, unsigned flags, std::string* why) {
     const cudaError_t e = cudaHostAlloc(p, bytes, flags);
     if (e != cudaSuccess) {
       *p = nullptr;
-      return fail(why, describe(e, "cudaHostAlloc"));
+      return gpu::fail(why, e, "cudaHostAlloc");
     }
     return true;
   }
@@ -216,7 +206,7 @@ class Coder final : public FrameCoder {
     const cudaError_t e = cudaHostGetDevicePointer(&dp, p, 0);
     if (e != cudaSuccess) {
       cudaFreeHost(p);
-      return fail(why, describe(e, "cudaHostGetDevicePointer"));
+      return gpu::fail(why, e, "cudaHostGetDevicePointer");
     }
     if (h_out_) cudaFreeHost(h_out_);
     h_out_ = p;
@@ -233,9 +223,9 @@ class Coder final : public FrameCoder {
     if (d_arena_) cudaFree(d_arena_);
     d_arena_ = nullptr;
     cudaError_t e;
-    if ((e = cudaMalloc(&d_arena_, total)) != cudaSuccess) return fail(why, describe(e, "cudaMalloc (arena)"));
+    if ((e = cudaMalloc(&d_arena_, total)) != cudaSuccess) return gpu::fail(why, e, "cudaMalloc (arena)");
     if ((e = cudaMemsetAsync(d_arena_ + skel_cap, 0, kZeroBytes, stream_)) != cudaSuccess)
-      return fail(why, describe(e, "cudaMemsetAsync"));
+      return gpu::fail(why, e, "cudaMemsetAsync");
     skel_cap_ = skel_cap;
     rec_off_ = rec_off;
     slot_off_ = slot_off;
@@ -247,7 +237,7 @@ class Coder final : public FrameCoder {
     if (d_out_) cudaFree(d_out_);
     d_out_ = nullptr;
     const cudaError_t e = cudaMalloc(&d_out_, bytes);
-    if (e != cudaSuccess) return fail(why, describe(e, "cudaMalloc (output)"));
+    if (e != cudaSuccess) return gpu::fail(why, e, "cudaMalloc (output)");
     d_out_cap_ = bytes;
     return true;
   }
