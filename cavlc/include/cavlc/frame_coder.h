@@ -37,6 +37,7 @@
 #include <string>
 
 #include "cavlc/assemble_frame.h"
+#include "cavlc/frame_cuda.h"
 #include "cavlc/mb.h"
 #include "cavlc/slice.h"
 #include "gpu/backend.h"
@@ -44,7 +45,7 @@
 namespace cavlc {
 
 // The largest frame (in macroblocks) the frame coder takes: the CUDA kernel's limit.
-constexpr int64_t kFrameCoderMaxMbs = int64_t{1} << 22;
+constexpr int64_t kFrameCoderMaxMbs = kFrameCudaMaxMbs;
 
 // A slice's skeleton in the skeleton area: its `bits` skeleton bits (MSB first, from a byte boundary),
 // then rbsp_stop_one_bit, zero bits to the byte boundary. skeleton_bytes: its size in bytes; put_skeleton
