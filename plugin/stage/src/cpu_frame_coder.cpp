@@ -10,7 +10,7 @@
 #include "cavlc/assemble_frame.h"
 #include "cavlc/frame.h"
 #include "gpuec/cuda_coder.h"
-#include "vle/pack.h"
+#include "vle/bitwriter.h"
 
 namespace gpuec {
 namespace {

@@ -18,8 +18,8 @@
 
 #include "gpuec/cuda_coder.h"
 #include "cavlc/encode_frame_cuda.h"
-#include "gpu/pdl.cuh"
-#include "vle/pack.h"
+#include "gpu/device/pdl.cuh"
+#include "vle/bitwriter.h"
 
 namespace gpuec {
 namespace {
