@@ -22,7 +22,7 @@
 #include "cavlc/frame_cuda.h"
 #include "frame_arena.h"
 #include "random_mb.h"
-#include "vle/pack.h"
+#include "vle/bitwriter.h"
 #include "bench_util.h"
 
 namespace {

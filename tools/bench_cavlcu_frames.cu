@@ -54,7 +54,6 @@
 #include "cavlc/capture.h"
 #include "gpuec/stage.h"
 #include "vle/bitwriter.h"
-#include "vle/pack.h"
 #include "bench_util.h"
 
 namespace {

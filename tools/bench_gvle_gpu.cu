@@ -1,5 +1,5 @@
 // gvle-bench-gpu: throughput of the GVLE CUDA encoder (vle/encode_cuda.h) and of the scan primitive
-// (vle/scan.h), by the GVLE paper's protocol: each Canterbury file replicated to >= 100 MiB, one
+// (bench_kernels/scan.h), by the GVLE paper's protocol: each Canterbury file replicated to >= 100 MiB, one
 // warm-up and 50 timed runs with CUDA events, kernel time with the data resident (the whole launch
 // sequence: workspace clear + kernel), median per file; end-to-end time with pinned transfers
 // (upload, encode, read the total, download the payload: host clock); GB/s of input bytes; the
@@ -21,11 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_kernels/gvle_encode_variants.h"
+#include "bench_kernels/scan.h"
 #include "gpu/device.h"
 #include "vle/encode.h"
 #include "vle/encode_cuda.h"
 #include "vle/huffman.h"
-#include "vle/scan.h"
 
 namespace {
 
@@ -153,8 +154,8 @@ int main(int argc, char** argv) {
 
   uint64_t max_n = 0;
   for (auto& f : files) max_n = std::max(max_n, (target + f.second.size() - 1) / f.second.size() * f.second.size());
-  const int variants = vle::encode_cuda_variant_count();
-  const int def = vle::encode_cuda_default_variant();
+  const int variants = gpuec_bench::encode_cuda_variant_count();
+  const int def = gpuec_bench::encode_cuda_default_variant();
 
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -163,10 +164,10 @@ int main(int argc, char** argv) {
   uint32_t* d_len;
   void *d_ws, *d_scan_ws;
   const uint64_t bound = vle::encoded_bound_bytes(max_n);
-  const size_t ws_bytes = vle::encode_cuda_workspace_bytes(max_n);
+  const size_t ws_bytes = gpuec_bench::encode_cuda_variant_workspace_bytes(max_n);
   const uint64_t scan_max = std::max<uint64_t>(max_n, uint64_t{1} << 28);
-  const size_t scan_ws = std::max(vle::scan_cuda_workspace_bytes(scan_max, vle::ScanMethod::kSegmentedAtomic),
-                                  vle::scan_cuda_workspace_bytes(scan_max, vle::ScanMethod::kCub));
+  const size_t scan_ws = std::max(gpuec_bench::scan_cuda_workspace_bytes(scan_max, gpuec_bench::ScanMethod::kSegmentedAtomic),
+                                  gpuec_bench::scan_cuda_workspace_bytes(scan_max, gpuec_bench::ScanMethod::kCub));
   CK(cudaMalloc(&d_in, max_n));
   CK(cudaMalloc(&d_out, bound));
   CK(cudaMalloc(&d_copy, max_n));
@@ -187,7 +188,7 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   std::vector<Row> rows;
   std::printf("\n%-13s %9s %6s", "file", "MiB", "bits/B");
-  for (int v = 0; v < variants; ++v) std::printf(" %20s", vle::encode_cuda_variant(v).name);
+  for (int v = 0; v < variants; ++v) std::printf(" %20s", gpuec_bench::encode_cuda_variant(v).name);
   std::printf(" %9s %7s %8s %8s %9s %9s\n", "copy GB/s", "ratio", "e2e ms", "e2e GB/s", "scan ms", "cub ms");
 
   for (auto& [name, data] : files) {
@@ -211,7 +212,7 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(d_in, h_in, n, cudaMemcpyHostToDevice));
 
     for (int v = 0; v < variants; ++v) {
-      CKE(vle::encode_cuda_variant_run(v, 0, d_in, n, t, d_out, d_chunks, d_total, d_ws, ws_bytes, s));
+      CKE(gpuec_bench::encode_cuda_variant_run(v, 0, d_in, n, t, d_out, d_chunks, d_total, d_ws, ws_bytes, s));
       CK(cudaStreamSynchronize(s));
       uint64_t bits = 0;
       CK(cudaMemcpy(&bits, d_total, 8, cudaMemcpyDeviceToHost));
@@ -220,11 +221,11 @@ int main(int argc, char** argv) {
       if (bits != ref_bits || std::memcmp(h_out, ref.data(), payload) != 0 ||
           !std::equal(got_chunks.begin(), got_chunks.begin() + vle::chunk_count(n), ref_chunks.begin())) {
         std::printf("%s: variant %s DIFFERS from encode_ref (bits %llu vs %llu)\n", name.c_str(),
-                    vle::encode_cuda_variant(v).name, (unsigned long long)bits, (unsigned long long)ref_bits);
+                    gpuec_bench::encode_cuda_variant(v).name, (unsigned long long)bits, (unsigned long long)ref_bits);
         all_ok = false;
       }
       r.kernel_ms.push_back(time_events(s, runs, [&] {
-        CKE(vle::encode_cuda_variant_run(v, 0, d_in, n, t, d_out, d_chunks, d_total, d_ws, ws_bytes, s));
+        CKE(gpuec_bench::encode_cuda_variant_run(v, 0, d_in, n, t, d_out, d_chunks, d_total, d_ws, ws_bytes, s));
       }));
     }
     r.copy_ms = time_events(s, runs, [&] { CK(cudaMemcpyAsync(d_copy, d_in, n, cudaMemcpyDeviceToDevice, s)); });
@@ -257,16 +258,16 @@ int main(int argc, char** argv) {
       code_lengths_kernel<<<1024, 256, 0, s>>>(d_in, n, d_lenof, d_len);
       CK(cudaGetLastError());
       double* out_ms[2] = {&r.scan_paper_ms, &r.scan_cub_ms};
-      const vle::ScanMethod ms[2] = {vle::ScanMethod::kSegmentedAtomic, vle::ScanMethod::kCub};
+      const gpuec_bench::ScanMethod ms[2] = {gpuec_bench::ScanMethod::kSegmentedAtomic, gpuec_bench::ScanMethod::kCub};
       for (int m = 0; m < 2; ++m) {
         *out_ms[m] = time_events(s, runs, [&] {
-          CKE(vle::exclusive_scan_cuda(d_len, n, d_off, d_total, d_scan_ws, scan_ws, ms[m], s));
+          CKE(gpuec_bench::exclusive_scan_cuda(d_len, n, d_off, d_total, d_scan_ws, scan_ws, ms[m], s));
         });
         uint64_t total = 0, off_last = 0;
         CK(cudaMemcpy(&total, d_total, 8, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(&off_last, d_off + (n - 1), 8, cudaMemcpyDeviceToHost));
         if (total != ref_bits || off_last + t.len[h_in[n - 1]] != ref_bits) {
-          std::printf("%s: scan %s total %llu, expected %llu\n", name.c_str(), vle::scan_method_name(ms[m]),
+          std::printf("%s: scan %s total %llu, expected %llu\n", name.c_str(), gpuec_bench::scan_method_name(ms[m]),
                       (unsigned long long)total, (unsigned long long)ref_bits);
           all_ok = false;
         }
@@ -297,7 +298,7 @@ int main(int argc, char** argv) {
   std::printf(" %9.1f %7.3f %8s %8.1f\n", copy_avg, ratio_avg, "", e2e_avg);
   std::printf("default variant %s: average %.1f GB/s = %.3f of the device-to-device copy (%.1f GB/s copied, %.1f "
               "GB/s read+write)\n",
-              vle::encode_cuda_variant(def).name, avg[def], ratio_avg, copy_avg, 2 * copy_avg);
+              gpuec_bench::encode_cuda_variant(def).name, avg[def], ratio_avg, copy_avg, 2 * copy_avg);
   std::printf("scan of the per-symbol code lengths (GB/s of uint32 input): segmented-atomic %.1f, cub %.1f\n", sp, sc);
 
   // Occupancy sweep of the default variant on the largest-table file (blocks per SM cap).
@@ -312,10 +313,10 @@ int main(int argc, char** argv) {
     vle::build_code(counts, vle::kMaxCodeLength, &t);
     std::printf("\nblocks-per-SM cap, %s x%llu (GB/s):", name.c_str(), (unsigned long long)reps);
     for (int v = 0; v < variants; ++v) {
-      std::printf("\n  %-21s", vle::encode_cuda_variant(v).name);
+      std::printf("\n  %-21s", gpuec_bench::encode_cuda_variant(v).name);
       for (int cap : {1, 2, 3, 4, 6, 8, 12, 16, 0}) {
         const double ms = time_events(s, runs, [&] {
-          CKE(vle::encode_cuda_variant_run(v, cap, d_in, n, t, d_out, d_chunks, d_total, d_ws, ws_bytes, s));
+          CKE(gpuec_bench::encode_cuda_variant_run(v, cap, d_in, n, t, d_out, d_chunks, d_total, d_ws, ws_bytes, s));
         });
         std::printf(" %s%d:%.0f", cap ? "" : "max", cap, gbps(n, ms));
       }
@@ -334,11 +335,11 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(d_len + off, h.data(), std::min<uint64_t>(h.size(), scan_max - off) * 4, cudaMemcpyHostToDevice));
     for (uint64_t items : {uint64_t{1} << 17, uint64_t{1} << 20, uint64_t{1} << 24, uint64_t{1} << 28}) {
       double ms[2];
-      const vle::ScanMethod m[2] = {vle::ScanMethod::kSegmentedAtomic, vle::ScanMethod::kCub};
+      const gpuec_bench::ScanMethod m[2] = {gpuec_bench::ScanMethod::kSegmentedAtomic, gpuec_bench::ScanMethod::kCub};
       uint64_t totals[2];
       for (int k = 0; k < 2; ++k) {
         ms[k] = time_events(s, runs, [&] {
-          CKE(vle::exclusive_scan_cuda(d_len, items, d_off, d_total, d_scan_ws, scan_ws, m[k], s));
+          CKE(gpuec_bench::exclusive_scan_cuda(d_len, items, d_off, d_total, d_scan_ws, scan_ws, m[k], s));
         });
         CK(cudaMemcpy(&totals[k], d_total, 8, cudaMemcpyDeviceToHost));
       }
@@ -354,7 +355,7 @@ int main(int argc, char** argv) {
 
   // CSV.
   std::string csv = "file,bytes,replicated_bytes,bits_per_symbol";
-  for (int v = 0; v < variants; ++v) csv += std::string(",gbps_") + vle::encode_cuda_variant(v).name;
+  for (int v = 0; v < variants; ++v) csv += std::string(",gbps_") + gpuec_bench::encode_cuda_variant(v).name;
   csv += ",kernel_ms_default,copy_gbps,default_to_copy_ratio,e2e_ms,e2e_gbps,scan_segmented_atomic_ms,scan_cub_ms\n";
   for (auto& r : rows) {
     char b[512];

@@ -1,5 +1,5 @@
-// pack-bench-gpu: throughput of the CUDA segment packer and byte histogram (vle/pack_cuda.h,
-// vle/histogram_cuda.h) against the device's copy bandwidth, measured in the same run.
+// pack-bench-gpu: throughput of the CUDA segment packer and byte histogram (bench_kernels/pack_cuda.h,
+// bench_kernels/histogram_cuda.h) against the device's copy bandwidth, measured in the same run.
 // Each case: 3 warm-up runs, then `--runs` (default 50) runs timed one by one with CUDA events; the
 // median is printed. Traffic counts the bytes a kernel must move at least: for the packer 16 bytes of
 // metadata per segment (len, offset, source index), the source words and the output; for the
@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_kernels/histogram_cuda.h"
+#include "bench_kernels/pack.h"
+#include "bench_kernels/pack_cuda.h"
 #include "gpu/device.h"
-#include "vle/histogram_cuda.h"
-#include "vle/pack.h"
-#include "vle/pack_cuda.h"
 
 namespace {
 
@@ -111,18 +111,18 @@ void pack_case(cudaStream_t s, const char* name, size_t n, const std::function<u
   uint64_t* d_src_bit = byte_sources ? device_copy(src_bit) : nullptr;
   uint8_t* d_out = nullptr;
   CK(cudaMalloc(&d_out, std::max<uint64_t>(cap_bytes, 4)));
-  const vle::WordSegments wseg{d_words, d_first, d_len, d_off, n};
-  const vle::ByteSegments bseg{d_bytes, d_src_bit, d_len, d_off, n};
+  const gpuec_bench::WordSegments wseg{d_words, d_first, d_len, d_off, n};
+  const gpuec_bench::ByteSegments bseg{d_bytes, d_src_bit, d_len, d_off, n};
   auto run = [&] {
-    if (byte_sources) CKG(vle::pack_cuda(bseg, d_out, cap_bytes, s));
-    else CKG(vle::pack_cuda(wseg, d_out, cap_bytes, s));
+    if (byte_sources) CKG(gpuec_bench::pack_cuda(bseg, d_out, cap_bytes, s));
+    else CKG(gpuec_bench::pack_cuda(wseg, d_out, cap_bytes, s));
   };
   // Check once against the CPU twin.
   run();
   CK(cudaStreamSynchronize(s));
   std::vector<uint8_t> got(out_bytes), want(out_bytes);
   CK(cudaMemcpy(got.data(), d_out, out_bytes, cudaMemcpyDeviceToHost));
-  vle::pack_ref(vle::WordSegments{words.data(), first.data(), len.data(), off.data(), n}, want.data(), out_bytes);
+  gpuec_bench::pack_ref(gpuec_bench::WordSegments{words.data(), first.data(), len.data(), off.data(), n}, want.data(), out_bytes);
   const bool ok = got == want;
   if (!ok) g_failed = true;
   const double us = time_us(s, run);
@@ -144,7 +144,7 @@ void pack_case(cudaStream_t s, const char* name, size_t n, const std::function<u
 
 void histogram_case(cudaStream_t s, const char* name, uint8_t* d_data, size_t n, const std::vector<uint64_t>& want,
                     uint64_t* d_counts, double copy_gbs) {
-  auto run = [&] { CKG(vle::histogram_cuda(d_data, n, d_counts, s)); };
+  auto run = [&] { CKG(gpuec_bench::histogram_cuda(d_data, n, d_counts, s)); };
   run();
   std::vector<uint64_t> got(256);
   CK(cudaStreamSynchronize(s));

@@ -2,7 +2,6 @@
 
 #include "cavlc/frame.h"
 #include "vle/bitwriter.h"
-#include "vle/pack.h"
 
 namespace cavlc {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "cavlc/frame.h"
 #include "frame_coder_cuda.h"
-#include "vle/pack.h"
+#include "vle/bitwriter.h"
 
 namespace cavlc {
 namespace {

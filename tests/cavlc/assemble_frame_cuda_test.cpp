@@ -36,7 +36,7 @@
 #include "gpu/device.h"
 #include "cavlc/capture.h"
 #include "random_mb.h"
-#include "vle/pack.h"
+#include "vle/bitwriter.h"
 
 namespace {
 
@@ -447,7 +447,7 @@ TEST(CavlcEncodeFrameCuda, RejectsArgumentsOutOfContract) {
   EXPECT_FALSE(call(V::kFused, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
   EXPECT_FALSE(call(V::kTwoPass, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_TRUE(call(V::kFusedPersistent, good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));
+  EXPECT_TRUE(call(static_cast<V>(2), good, 2, d.len.p, out.p, 1024, ws.p, ws_bytes));  // no such variant
   EXPECT_FALSE(cavlc::encode_frame_cuda(V::kTwoPass, good, 2, d.sid.p, d.len.p, out.p, 1024, res.p, total.p, ws.p,
                                         ws_bytes, nullptr, d.tc.p));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -17,7 +17,6 @@
 #include "random_mb.h"
 #include "test_seed.h"
 #include "vle/bitwriter.h"
-#include "vle/pack.h"
 
 namespace {
 

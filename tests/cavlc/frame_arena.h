@@ -16,7 +16,6 @@
 #include "cavlc/frame.h"
 #include "cavlc/mb.h"
 #include "vle/bitwriter.h"
-#include "vle/pack.h"
 
 namespace cavlc_test {
 

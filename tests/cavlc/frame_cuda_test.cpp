@@ -40,8 +40,7 @@ uint32_t test_seed() { return gpuec_test::test_seed("frame_cuda_test"); }
 
 using gpuec_test::under_sanitizer;
 
-const cavlc::FrameCudaVariant kVariants[] = {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass,
-                                             cavlc::FrameCudaVariant::kFusedPersistent};
+const cavlc::FrameCudaVariant kVariants[] = {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass};
 
 enum class Layout { kOne, kTwo, kSeven, kPerRow, kRandomIds };
 const char* layout_name(Layout l) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_kernels/gvle_encode_variants.h"
 #include "gpu/device.h"
 #include "vle/encode.h"
 #include "vle/encode_cuda.h"
@@ -138,7 +139,7 @@ struct DeviceBuffers {
 };
 
 void check_case(const Case& c, int variant) {
-  const vle::EncodeCudaVariant var = vle::encode_cuda_variant(variant);
+  const gpuec_bench::EncodeCudaVariant var = gpuec_bench::encode_cuda_variant(variant);
   SCOPED_TRACE(c.what + ", n " + std::to_string(c.n) + ", variant " + var.name);
   const uint64_t bound = vle::encoded_bound_bytes(c.n);
   const uint64_t chunks = vle::chunk_count(c.n);
@@ -149,7 +150,7 @@ void check_case(const Case& c, int variant) {
 
   constexpr uint64_t kGuard = 64;
   DeviceBuffers d;
-  const size_t ws = vle::encode_cuda_workspace_bytes(c.n);
+  const size_t ws = gpuec_bench::encode_cuda_variant_workspace_bytes(c.n);
   ASSERT_EQ(cudaMalloc(&d.p[0], c.n + c.misalign + 16), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d.p[1], bound + kGuard), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d.p[2], (chunks + 1) * 8), cudaSuccess);
@@ -164,7 +165,7 @@ void check_case(const Case& c, int variant) {
   ASSERT_EQ(cudaMemset(d.p[3], kCanary, 8), cudaSuccess);
   ASSERT_EQ(cudaMemset(d.p[4], kCanary, ws + 256), cudaSuccess);  // the call must clear what it uses
 
-  const gpu::CudaError err = vle::encode_cuda_variant_run(
+  const gpu::CudaError err = gpuec_bench::encode_cuda_variant_run(
       variant, 0, d_in, c.n, *c.table, static_cast<uint8_t*>(d.p[1]), static_cast<uint64_t*>(d.p[2]),
       static_cast<uint64_t*>(d.p[3]), d.p[4], ws, nullptr);
   ASSERT_FALSE(err) << err.str();
@@ -206,8 +207,8 @@ void check_case(const Case& c, int variant) {
 
 // Every variant; under compute-sanitizer only the default one (SanitizedVariants covers the rest).
 void check_all_variants(const Case& c) {
-  for (int v = 0; v < vle::encode_cuda_variant_count(); ++v) {
-    if (under_sanitizer() && v != vle::encode_cuda_default_variant()) continue;
+  for (int v = 0; v < gpuec_bench::encode_cuda_variant_count(); ++v) {
+    if (under_sanitizer() && v != gpuec_bench::encode_cuda_default_variant()) continue;
     check_case(c, v);
     if (::testing::Test::HasFailure()) return;
   }
@@ -217,9 +218,9 @@ TEST(EncodeCuda, ReportsSetup) {
   REQUIRE_GPU();
   std::printf("device: %s; seed %u; under compute-sanitizer: %s\n", gpu::device_description().c_str(), test_seed(),
               under_sanitizer() ? "yes (large inputs cut)" : "no");
-  for (int v = 0; v < vle::encode_cuda_variant_count(); ++v)
-    std::printf("variant %d: %s%s\n", v, vle::encode_cuda_variant(v).name,
-                v == vle::encode_cuda_default_variant() ? " (default)" : "");
+  for (int v = 0; v < gpuec_bench::encode_cuda_variant_count(); ++v)
+    std::printf("variant %d: %s%s\n", v, gpuec_bench::encode_cuda_variant(v).name,
+                v == gpuec_bench::encode_cuda_default_variant() ? " (default)" : "");
 }
 
 TEST(EncodeCuda, EmptyInputWritesOnlyTheTotal) {
@@ -240,8 +241,8 @@ TEST(EncodeCuda, TileEdges) {
   const vle::CodeTable t = arbitrary_table(rng, 1, 16);
   const std::vector<uint8_t> data = random_bytes(rng, 4 * vle::kChunkSymbols + 100);
   std::vector<uint64_t> sizes = {1, 2, 3, 31, 32, 33, 63, 64, 65, 1000};
-  for (int v = 0; v < vle::encode_cuda_variant_count(); ++v) {
-    const uint64_t bs = uint64_t(vle::encode_cuda_variant(v).threads) * 32;
+  for (int v = 0; v < gpuec_bench::encode_cuda_variant_count(); ++v) {
+    const uint64_t bs = uint64_t(gpuec_bench::encode_cuda_variant(v).threads) * 32;
     for (uint64_t m : {bs - 1, bs, bs + 1, 2 * bs - 1, 2 * bs, 2 * bs + 1, 32 * bs + 1, 33 * bs + 7})
       if (m <= data.size()) sizes.push_back(m);
   }
@@ -264,7 +265,7 @@ TEST(EncodeCuda, SanitizedVariants) {
   const std::vector<uint8_t> data = skewed_bytes(rng, 3 * 16384 + 77);
   const vle::CodeTable full = arbitrary_table(rng, 1, 16);
   const vle::CodeTable huff = huffman_table(data.data(), data.size());
-  for (int v = 0; v < vle::encode_cuda_variant_count(); ++v) {
+  for (int v = 0; v < gpuec_bench::encode_cuda_variant_count(); ++v) {
     check_case({data.data(), data.size(), &full, "all symbols coded"}, v);
     check_case({data.data(), data.size(), &huff, "Huffman with unused symbols"}, v);
     if (HasFailure()) return;
@@ -342,7 +343,7 @@ TEST(EncodeCuda, ManyRandomSmallCases) {
     const uint64_t n = cap(1 + rng() % (rng() % 2 ? 300000 : 5000));
     const std::vector<uint8_t> data = rng() % 2 ? random_bytes(rng, n) : skewed_bytes(rng, n);
     const vle::CodeTable t = rng() % 2 ? arbitrary_table(rng, 1, 1 + rng() % 16) : huffman_table(data.data(), n);
-    check_case({data.data(), n, &t, "random case " + std::to_string(i)}, static_cast<int>(rng() % vle::encode_cuda_variant_count()));
+    check_case({data.data(), n, &t, "random case " + std::to_string(i)}, static_cast<int>(rng() % gpuec_bench::encode_cuda_variant_count()));
     if (HasFailure()) return;
   }
 }
@@ -383,7 +384,7 @@ TEST(EncodeCuda, CanterburyCorpus) {
     const uint64_t n = cap(data.size());
     const vle::CodeTable t = huffman_table(data.data(), data.size());
     if (under_sanitizer()) {
-      check_case({data.data(), n, &t, name}, vle::encode_cuda_default_variant());
+      check_case({data.data(), n, &t, name}, gpuec_bench::encode_cuda_default_variant());
     } else {
       check_all_variants({data.data(), n, &t, name});
     }
@@ -458,7 +459,7 @@ TEST(EncodeCuda, InputBeyond4GiB) {
   for (uint64_t i = 0; i < n; i += block.size())
     std::memcpy(in.data() + i, block.data(), std::min<uint64_t>(block.size(), n - i));
   const vle::CodeTable t = huffman_table(block.data(), block.size());
-  check_case({in.data(), n, &t, "4 GiB + 4099 skewed bytes"}, vle::encode_cuda_default_variant());
+  check_case({in.data(), n, &t, "4 GiB + 4099 skewed bytes"}, gpuec_bench::encode_cuda_default_variant());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The CUDA byte histogram (vle/histogram_cuda.h) against a plain CPU count: sizes around the vector
+// The CUDA byte histogram (bench_kernels/histogram_cuda.h) against a plain CPU count: sizes around the vector
 // and block boundaries, every misalignment, skewed and random data, a garbage-filled counts buffer
 // with a canary after it. The seed is printed; GPUEC_SEED overrides it.
 #include <cuda_runtime_api.h>
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_kernels/histogram_cuda.h"
 #include "gpu/device.h"
-#include "vle/histogram_cuda.h"
 
 namespace {
 
@@ -46,7 +46,7 @@ void check(const std::vector<uint8_t>& host, size_t misalign, size_t n, const st
   ASSERT_CUDA(cudaMemcpy(counts, got.data(), 257 * sizeof(uint64_t), cudaMemcpyHostToDevice));
   cudaStream_t stream;
   ASSERT_CUDA(cudaStreamCreate(&stream));
-  const gpu::CudaError err = vle::histogram_cuda(data + misalign, n, counts, stream);
+  const gpu::CudaError err = gpuec_bench::histogram_cuda(data + misalign, n, counts, stream);
   ASSERT_FALSE(err) << what << ": " << err.str();
   ASSERT_CUDA(cudaStreamSynchronize(stream));
   ASSERT_CUDA(cudaMemcpy(got.data(), counts, 257 * sizeof(uint64_t), cudaMemcpyDeviceToHost));
@@ -99,7 +99,7 @@ TEST(HistogramCuda, ManyBlocksRandom) {
 
 TEST(HistogramCuda, NullCountsIsRefused) {
   REQUIRE_GPU();
-  EXPECT_EQ(vle::histogram_cuda(nullptr, 0, nullptr, nullptr).code, cudaErrorInvalidValue);
+  EXPECT_EQ(gpuec_bench::histogram_cuda(nullptr, 0, nullptr, nullptr).code, cudaErrorInvalidValue);
 }
 
 }  // namespace

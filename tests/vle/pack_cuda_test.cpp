@@ -1,4 +1,4 @@
-// The CUDA segment packer against its CPU twin (vle/pack_cuda.h, vle/pack.h): canary-filled outputs,
+// The CUDA segment packer against its CPU twin (bench_kernels/pack_cuda.h, pack.h): canary-filled outputs,
 // sizes at both tile sizes' boundaries, long segments, runs of empty segments, random tables.
 // The seed is printed; GPUEC_SEED overrides it.
 #include <cuda_runtime_api.h>
@@ -14,18 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_kernels/pack.h"
+#include "bench_kernels/pack_cuda.h"
 #include "gpu/device.h"
-#include "vle/pack.h"
-#include "vle/pack_cuda.h"
 
 namespace {
 
 
 #define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-constexpr uint64_t kTileBits = vle::kPackTileBytes * 8;
-constexpr uint64_t kLargeTileBits = vle::kPackLargeTileBytes * 8;
-constexpr int64_t kLargeCap = static_cast<int64_t>(vle::kPackLargeOutputBytes);  // selects the large tiles
+constexpr uint64_t kTileBits = gpuec_bench::kPackTileBytes * 8;
+constexpr uint64_t kLargeTileBits = gpuec_bench::kPackLargeTileBytes * 8;
+constexpr int64_t kLargeCap = static_cast<int64_t>(gpuec_bench::kPackLargeOutputBytes);  // selects the large tiles
 constexpr uint8_t kCanary = 0xA5;
 
 uint32_t base_seed() {
@@ -123,12 +123,12 @@ void check(const Table& t, const std::string& what, int64_t cap_arg = -1) {
   const uint64_t cap = cap_arg < 0 ? need : static_cast<uint64_t>(cap_arg);
   const uint64_t written = cap < need ? cap : need;
   std::vector<uint8_t> full(need), want(cap + 64, kCanary);
-  const vle::WordSegments ws_host{t.words.data(), t.first_word.data(), t.len.data(), t.offset.data(), t.len.size()};
-  ASSERT_EQ(vle::pack_ref(ws_host, full.data(), need), t.total) << what;
+  const gpuec_bench::WordSegments ws_host{t.words.data(), t.first_word.data(), t.len.data(), t.offset.data(), t.len.size()};
+  ASSERT_EQ(gpuec_bench::pack_ref(ws_host, full.data(), need), t.total) << what;
   std::copy(full.begin(), full.begin() + written, want.begin());
   std::vector<uint8_t> full_bytes(need);
-  const vle::ByteSegments bs_host{t.bytes.data(), t.src_bit.data(), t.len.data(), t.offset.data(), t.len.size()};
-  ASSERT_EQ(vle::pack_ref(bs_host, full_bytes.data(), need), t.total) << what;
+  const gpuec_bench::ByteSegments bs_host{t.bytes.data(), t.src_bit.data(), t.len.data(), t.offset.data(), t.len.size()};
+  ASSERT_EQ(gpuec_bench::pack_ref(bs_host, full_bytes.data(), need), t.total) << what;
   std::vector<uint8_t> want_bytes(cap + 64, kCanary);
   std::copy(full_bytes.begin(), full_bytes.begin() + written, want_bytes.begin());
 
@@ -142,9 +142,9 @@ void check(const Table& t, const std::string& what, int64_t cap_arg = -1) {
     ASSERT_CUDA(cudaMemset(out.p, kCanary, cap + 64));
     gpu::CudaError err;
     if (source == 0)
-      err = vle::pack_cuda(vle::WordSegments{words.p, first_word.p, len.p, offset.p, t.len.size()}, out.p, cap, stream);
+      err = gpuec_bench::pack_cuda(gpuec_bench::WordSegments{words.p, first_word.p, len.p, offset.p, t.len.size()}, out.p, cap, stream);
     else
-      err = vle::pack_cuda(vle::ByteSegments{bytes.p, src_bit.p, len.p, offset.p, t.len.size()}, out.p, cap, stream);
+      err = gpuec_bench::pack_cuda(gpuec_bench::ByteSegments{bytes.p, src_bit.p, len.p, offset.p, t.len.size()}, out.p, cap, stream);
     ASSERT_FALSE(err) << what << ": " << err.str();
     ASSERT_CUDA(cudaStreamSynchronize(stream));
     std::vector<uint8_t> got(cap + 64);
@@ -247,8 +247,8 @@ TEST(PackCuda, SmallOrLargeOutputBuffer) {
   std::mt19937_64 rng(base_seed() + 5);
   auto dist = [](std::mt19937_64& r) { return uniform(r, 0, 500); };
   const Table t = make_table(rng, 4 * kTileBits + 100, dist);
-  for (int64_t cap : {int64_t{4}, int64_t{vle::kPackTileBytes} - 4, int64_t{vle::kPackTileBytes},
-                      int64_t{3 * vle::kPackTileBytes} + 8, int64_t{9 * vle::kPackTileBytes}, kLargeCap})
+  for (int64_t cap : {int64_t{4}, int64_t{gpuec_bench::kPackTileBytes} - 4, int64_t{gpuec_bench::kPackTileBytes},
+                      int64_t{3 * gpuec_bench::kPackTileBytes} + 8, int64_t{9 * gpuec_bench::kPackTileBytes}, kLargeCap})
     check(t, "cap " + std::to_string(cap), cap);
 }
 
@@ -257,15 +257,15 @@ TEST(PackCuda, ArgumentsOutOfContractAreRefused) {
   DeviceArray<uint8_t> out(64);
   DeviceArray<uint32_t> len(std::vector<uint32_t>{8}), fw(std::vector<uint32_t>{0}), words(std::vector<uint32_t>{1});
   DeviceArray<uint64_t> off(std::vector<uint64_t>{0});
-  const vle::WordSegments seg{words.p, fw.p, len.p, off.p, 1};
-  EXPECT_FALSE(vle::pack_cuda(seg, out.p, 16, nullptr));
-  EXPECT_EQ(vle::pack_cuda(seg, out.p + 1, 16, nullptr).code, cudaErrorInvalidValue);
-  EXPECT_EQ(vle::pack_cuda(seg, out.p, 15, nullptr).code, cudaErrorInvalidValue);
-  const vle::ByteSegments bseg{out.p + 2, off.p, len.p, off.p, 1};
-  EXPECT_EQ(vle::pack_cuda(bseg, out.p, 16, nullptr).code, cudaErrorInvalidValue);
-  EXPECT_FALSE(vle::pack_cuda(vle::WordSegments{nullptr, nullptr, nullptr, nullptr, 0}, out.p, 16, nullptr))
+  const gpuec_bench::WordSegments seg{words.p, fw.p, len.p, off.p, 1};
+  EXPECT_FALSE(gpuec_bench::pack_cuda(seg, out.p, 16, nullptr));
+  EXPECT_EQ(gpuec_bench::pack_cuda(seg, out.p + 1, 16, nullptr).code, cudaErrorInvalidValue);
+  EXPECT_EQ(gpuec_bench::pack_cuda(seg, out.p, 15, nullptr).code, cudaErrorInvalidValue);
+  const gpuec_bench::ByteSegments bseg{out.p + 2, off.p, len.p, off.p, 1};
+  EXPECT_EQ(gpuec_bench::pack_cuda(bseg, out.p, 16, nullptr).code, cudaErrorInvalidValue);
+  EXPECT_FALSE(gpuec_bench::pack_cuda(gpuec_bench::WordSegments{nullptr, nullptr, nullptr, nullptr, 0}, out.p, 16, nullptr))
       << "n == 0 is a no-op";
-  EXPECT_FALSE(vle::pack_cuda(seg, out.p, 0, nullptr)) << "out_bytes == 0 is a no-op";
+  EXPECT_FALSE(gpuec_bench::pack_cuda(seg, out.p, 0, nullptr)) << "out_bytes == 0 is a no-op";
   ASSERT_CUDA(cudaDeviceSynchronize());
 }
 

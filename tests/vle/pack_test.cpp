@@ -1,4 +1,4 @@
-// Known answers for the CPU segment packer (vle/pack.h), and random tables against a bit-by-bit model.
+// Known answers for the CPU segment packer (bench_kernels/pack.h), and random tables against a bit-by-bit model.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_kernels/pack.h"
 #include "vle/bitwriter.h"
-#include "vle/pack.h"
 
 namespace {
 
@@ -44,7 +44,7 @@ struct Table {
     words.push_back(0xFFFFFFFFu);  // junk between segments
     expect += bits;
   }
-  vle::WordSegments seg() const { return {words.data(), first_word.data(), len.data(), offset.data(), len.size()}; }
+  gpuec_bench::WordSegments seg() const { return {words.data(), first_word.data(), len.data(), offset.data(), len.size()}; }
 };
 
 std::string random_bits(std::mt19937& rng, size_t n) {
@@ -58,7 +58,7 @@ void expect_packed(const Table& t, const std::string& what) {
   const uint64_t total = t.expect.size();
   const uint64_t bytes = vle::packed_bytes(total);
   std::vector<uint8_t> out(bytes + 8, 0xA5);
-  ASSERT_EQ(vle::pack_ref(t.seg(), out.data(), bytes), total) << what;
+  ASSERT_EQ(gpuec_bench::pack_ref(t.seg(), out.data(), bytes), total) << what;
   const std::string got = bit_string(out.data(), bytes * 8);
   const std::string want = t.expect + std::string(bytes * 8 - total, '0');
   if (got != want) {
@@ -74,10 +74,10 @@ void expect_packed(const Table& t, const std::string& what) {
 
 TEST(Pack, NoSegmentsAndEmptySegmentsWriteNothing) {
   uint8_t out[4] = {0xA5, 0xA5, 0xA5, 0xA5};
-  EXPECT_EQ(vle::pack_ref(vle::WordSegments{nullptr, nullptr, nullptr, nullptr, 0}, out, 4), 0u);
+  EXPECT_EQ(gpuec_bench::pack_ref(gpuec_bench::WordSegments{nullptr, nullptr, nullptr, nullptr, 0}, out, 4), 0u);
   Table t;
   for (int i = 0; i < 5; ++i) t.add("");
-  EXPECT_EQ(vle::pack_ref(t.seg(), out, 4), 0u);
+  EXPECT_EQ(gpuec_bench::pack_ref(t.seg(), out, 4), 0u);
   for (uint8_t b : out) EXPECT_EQ(b, 0xA5);
 }
 
@@ -85,7 +85,7 @@ TEST(Pack, OneBitIsPaddedToAWholeWord) {
   Table t;
   t.add("1");
   uint8_t out[6] = {0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5};
-  ASSERT_EQ(vle::pack_ref(t.seg(), out, 4), 1u);
+  ASSERT_EQ(gpuec_bench::pack_ref(t.seg(), out, 4), 1u);
   EXPECT_EQ(out[0], 0x80);
   EXPECT_EQ(out[1], 0x00);
   EXPECT_EQ(out[3], 0x00);
@@ -98,7 +98,7 @@ TEST(Pack, ThirtyTwoAndThirtyThreeBits) {
   const uint32_t len[2] = {33, 32};
   const uint64_t off[2] = {0, 33};
   uint8_t out[12];
-  ASSERT_EQ(vle::pack_ref(vle::WordSegments{words, first, len, off, 2}, out, sizeof out), 65u);
+  ASSERT_EQ(gpuec_bench::pack_ref(gpuec_bench::WordSegments{words, first, len, off, 2}, out, sizeof out), 65u);
   // DEADBEEF, 1, then 12345678 shifted right by one bit.
   const uint8_t want[12] = {0xDE, 0xAD, 0xBE, 0xEF, 0x80 | 0x09, 0x1A, 0x2B, 0x3C, 0x00, 0x00, 0x00, 0x00};
   for (int i = 0; i < 12; ++i) EXPECT_EQ(out[i], want[i]) << "byte " << i;
@@ -157,7 +157,7 @@ TEST(Pack, ByteSourcesMatchBitWriterCopyBits) {
     }
     bw.flush();
     std::vector<uint8_t> got(vle::packed_bytes(total) + 4, 0xA5);
-    ASSERT_EQ(vle::pack_ref(vle::ByteSegments{src.data(), src_bit.data(), len.data(), offset.data(), n}, got.data(),
+    ASSERT_EQ(gpuec_bench::pack_ref(gpuec_bench::ByteSegments{src.data(), src_bit.data(), len.data(), offset.data(), n}, got.data(),
                             vle::packed_bytes(total)),
               total);
     for (uint64_t i = 0; i < vle::packed_bytes(total); ++i)
@@ -171,10 +171,10 @@ TEST(Pack, SmallOutputGetsThePrefixAndTheTotal) {
   Table t;
   for (int i = 0; i < 10; ++i) t.add(random_bits(rng, 37));
   std::vector<uint8_t> full(vle::packed_bytes(370));
-  ASSERT_EQ(vle::pack_ref(t.seg(), full.data(), full.size()), 370u);
+  ASSERT_EQ(gpuec_bench::pack_ref(t.seg(), full.data(), full.size()), 370u);
   for (uint64_t cap : {0, 1, 3, 4, 5, 20, 45}) {
     std::vector<uint8_t> out(64, 0xA5);
-    ASSERT_EQ(vle::pack_ref(t.seg(), out.data(), cap), 370u) << "cap " << cap;
+    ASSERT_EQ(gpuec_bench::pack_ref(t.seg(), out.data(), cap), 370u) << "cap " << cap;
     for (uint64_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], i < cap ? full[i] : 0xA5) << "cap " << cap << " byte " << i;
   }
 }
@@ -186,7 +186,7 @@ TEST(Pack, OffsetsThatAreNotTheScanAreRefused) {
   uint8_t out[4] = {0xA5, 0xA5, 0xA5, 0xA5};
   const uint64_t gap[2] = {0, 6}, start[2] = {1, 6}, overlap[2] = {0, 4};
   for (const uint64_t* off : {gap, start, overlap})
-    EXPECT_EQ(vle::pack_ref(vle::WordSegments{words, first, len, off, 2}, out, 4), vle::kPackBadOffsets);
+    EXPECT_EQ(gpuec_bench::pack_ref(gpuec_bench::WordSegments{words, first, len, off, 2}, out, 4), gpuec_bench::kPackBadOffsets);
   for (uint8_t b : out) EXPECT_EQ(b, 0xA5);
 }
 
@@ -208,7 +208,7 @@ TEST(Pack, LongSegmentsSharingSourceWords) {
   }
   const uint64_t bytes = vle::packed_bytes(expect.size());
   std::vector<uint8_t> out(bytes);
-  ASSERT_EQ(vle::pack_ref(vle::WordSegments{t.words.data(), first.data(), len.data(), off.data(), len.size()},
+  ASSERT_EQ(gpuec_bench::pack_ref(gpuec_bench::WordSegments{t.words.data(), first.data(), len.data(), off.data(), len.size()},
                           out.data(), bytes),
             expect.size());
   EXPECT_EQ(bit_string(out.data(), expect.size()), expect);

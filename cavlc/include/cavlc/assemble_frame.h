@@ -21,7 +21,7 @@
 // offset out_bit / 8 is 4-byte aligned), with results[k].bits bits, followed by zero bits up to the next
 // multiple of 32 where slice k + 1 starts. The frame total is the bit after the last slice's padding
 // (sum of ceil32(bits)); packed_bytes(total) bytes of `out` are written (whole 32-bit words), nothing else.
-// Slice positions: bit j of slice k is stream bit out_bit + j of out (vle/pack.h format), so slice k's
+// Slice positions: bit j of slice k is stream bit out_bit + j of out (vle/bitwriter.h format), so slice k's
 // RBSP is bytes [out_bit / 8, out_bit / 8 + ceil8(bits) / 8) of out with the last byte zero-padded.
 #pragma once
 

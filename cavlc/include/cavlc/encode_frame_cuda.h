@@ -39,8 +39,7 @@
 //     largest part the workspace holds), so calls with any frame sizes may share a workspace as long as
 //     they pass the same workspace_bytes; clear it when that changes, and after a call that failed or
 //     faulted. One call at a time per workspace (calls on one stream are fine).
-//   - variant: FrameCudaVariant::kTwoPass or kFused; kFusedPersistent is not offered here
-//     (cudaErrorInvalidValue).
+//   - variant: FrameCudaVariant::kTwoPass or kFused (any other value: cudaErrorInvalidValue).
 //   - tc_records (kTwoPass only; nullptr: counted on the GPU): n_mbs TotalCoeff records of
 //     kTcRecordBytes (cavlc::tc_record of each macroblock's cavlc::mb_totals, zero for skipped ones),
 //     4-byte aligned: the TotalCoeff pass is not run (3 kernels). The entropy stage has these totals

@@ -30,8 +30,7 @@
 //     (cudaMalloc), any contents; the call clears what it needs (one cudaMemsetAsync of 4 bytes per 8
 //     macroblocks). Scratch for this call only: calls in flight at once need their own.
 //   - 1 <= mb_width, mb_height and mb_width * mb_height <= kFrameCudaMaxMbs.
-//   - Asynchronous: enqueued on `stream`, returns without synchronizing. No allocation; the first call
-//     on a device asks the runtime for the multiprocessor count and occupancy (cached per device).
+//   - Asynchronous: enqueued on `stream`, returns without synchronizing. No allocation.
 //   - Errors are values, never exceptions: cudaErrorInvalidValue (this library's file and line) for
 //     arguments out of contract (sizes, null or misaligned pointers, workspace too small), else the
 //     first failing CUDA call. Faults inside the kernel appear at the next synchronization.
@@ -51,14 +50,15 @@ namespace cavlc {
 
 constexpr int kFrameCudaMaxMbs = 1 << 22;  // far above 4K (240 x 135 = 32400 macroblocks)
 
-// How neighbour TotalCoeffs travel between macroblocks. Both produce the same bytes.
+// How neighbour TotalCoeffs travel between macroblocks. Both produce the same bytes. (A third, kFused on a
+// persistent grid looping over regions, measured no different from kFused and is retired: tuning record in
+// cavlc/src/cuda/frame.cu.)
 enum class FrameCudaVariant {
-  kFused,            // one kernel, in-kernel exchange (shared memory + published flags), a
-                     // thread block per region (region order from the atomic counter, not blockIdx)
-  kTwoPass,          // two kernels: pass 1 writes every block's TotalCoeff to the workspace, pass 2 codes
-  kFusedPersistent,  // kFused with a persistent grid (full occupancy) looping over regions
+  kFused,    // one kernel, in-kernel exchange (shared memory + published flags), a
+             // thread block per region (region order from the atomic counter, not blockIdx)
+  kTwoPass,  // two kernels: pass 1 writes every block's TotalCoeff to the workspace, pass 2 codes
 };
-constexpr int kFrameCudaVariantCount = 3;
+constexpr int kFrameCudaVariantCount = 2;
 // code_frame_cuda's variant: the two-pass one, 2-8 % faster than kFused on every real frame measured on the
 // H200 (docs/benchmarks.md, CAVLCU on real frames).
 constexpr FrameCudaVariant kFrameCudaDefault = FrameCudaVariant::kTwoPass;

@@ -11,6 +11,8 @@
 
 #include "cavlc/assemble_frame.h"
 #include "cavlc/frame.h"
+#include "gpu/device/lookback.cuh"
+#include "gpu/device/search.cuh"
 #include "sync_device.cuh"
 
 namespace cavlc {
@@ -29,10 +31,6 @@ constexpr uint64_t kZeroSrc = UINT64_MAX;  // source of a piece made of zero bit
 // Per-macroblock state between the kernels.
 constexpr int32_t kUncovered = -2;  // in no slice: empty range
 constexpr int32_t kInside = -1;     // in a slice, not its last macroblock (else: the slice index)
-
-// Tile status words of the look-back (0 until published).
-constexpr uint32_t kTileAggregate = 1;  // agg[] holds the tile's step; the step's m in bits 8..15
-constexpr uint32_t kTileInclusive = 2;  // inc[] holds the position after the tile
 
 static_assert(offsetof(MbLead, src_bit) == 0 && offsetof(MbLead, len) == 8 && sizeof(MbLead) == 16, "layout");
 static_assert(offsetof(FrameSlice, first_mb) == 0 && offsetof(FrameSlice, mb_count) == 4, "layout");
@@ -71,54 +69,37 @@ __device__ __forceinline__ Step shfl(const Step& f, int src) {
   return {__shfl_sync(kFull, f.a, src), __shfl_sync(kFull, f.b, src), __shfl_sync(kFull, f.m, src)};
 }
 
-// Decoupled look-back for tile `tile` whose steps compose to `agg` (called by all lanes of one warp):
-// publishes the aggregate, finds the position at the tile's first macroblock from the predecessors'
-// published aggregates / end positions, publishes the tile's end position and returns the start (every
-// lane). status[] words are 0 until published; tile 0 starts at 0.
+// The position scan's combine op for gpu::device::tile_exclusive_prefix (gpu/device/lookback.cuh): a tile's
+// aggregate is the composition of its steps (a, b in agg[2 t], agg[2 t + 1], m as the status payload), its
+// inclusive prefix the position after it (inc[t]).
+struct StepOp {
+  using Aggregate = Step;
+  using Prefix = uint64_t;
+  uint64_t* agg;
+  uint64_t* inc;
+  __device__ __forceinline__ static Step identity() { return Step{0, 0, 0}; }
+  __device__ __forceinline__ static Step then(const Step& f, const Step& g) { return cavlc::then(f, g); }
+  __device__ __forceinline__ static uint64_t apply(const Step& f, uint64_t x) { return cavlc::apply(f, x); }
+  __device__ __forceinline__ uint32_t store_aggregate(int t, const Step& f) const {
+    agg[2 * t] = f.a;
+    agg[2 * t + 1] = f.b;
+    return f.m;
+  }
+  __device__ __forceinline__ Step load_aggregate(int t, uint32_t m) const {
+    return Step{__ldcg(agg + 2 * t), __ldcg(agg + 2 * t + 1), m};
+  }
+  __device__ __forceinline__ void store_prefix(int t, uint64_t x) const { inc[t] = x; }
+  __device__ __forceinline__ uint64_t load_prefix(int t) const { return __ldcg(inc + t); }
+  __device__ __forceinline__ static Step shfl_down(const Step& f, int d) { return cavlc::shfl_down(f, d); }
+  __device__ __forceinline__ static Step shfl(const Step& f, int src) { return cavlc::shfl(f, src); }
+};
+
+// The position at tile `tile`'s first macroblock, its steps composing to `agg` (all lanes of one warp; every
+// lane gets it): decoupled look-back over the earlier tiles (gpu/device/lookback.cuh). status[] words are 0
+// until published; tile 0 starts at 0.
 __device__ __forceinline__ uint64_t lookback(int tile, const Step& agg, uint32_t* status, uint64_t* agg_out,
                                              uint64_t* inc, int lane) {
-  uint64_t start = 0;
-  if (tile > 0) {
-    if (lane == 0) {
-      agg_out[2 * tile] = agg.a;
-      agg_out[2 * tile + 1] = agg.b;
-      store_release(status + tile, kTileAggregate | agg.m << 8);
-    }
-    // Look-back: a window of 32 predecessors at a time, newest in lane 0, up to the newest one that has
-    // published its end position; the aggregates in front of it compose onto that position.
-    Step later{0, 0, 0};  // the predecessors after the current window, composed
-    for (int base = tile - 1;; base -= 32) {
-      const int t = base - lane;
-      uint32_t st = kTileInclusive;  // before tile 0: position 0
-      if (t >= 0) {
-        do {
-          st = load_acquire(status + t);
-        } while (st == 0);
-      }
-      const bool has_end = (st & 3u) == kTileInclusive;
-      const unsigned ends = __ballot_sync(kFull, has_end);
-      const int stop = ends ? __ffs(ends) - 1 : 32;
-      Step f{0, 0, 0};
-      uint64_t end = 0;
-      if (t >= 0 && lane < stop) f = Step{__ldcg(agg_out + 2 * t), __ldcg(agg_out + 2 * t + 1), st >> 8};
-      if (t >= 0 && lane == stop) end = __ldcg(inc + t);
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {  // lane 0: lanes 31..0 composed, oldest first
-        const Step o = shfl_down(f, d);
-        if (lane + d < 32) f = then(o, f);
-      }
-      later = then(shfl(f, 0), later);
-      if (ends) {
-        start = apply(later, __shfl_sync(kFull, end, stop));
-        break;
-      }
-    }
-  }
-  if (lane == 0) {
-    inc[tile] = apply(agg, start);
-    store_release(status + tile, kTileInclusive);
-  }
-  return start;
+  return gpu::device::tile_exclusive_prefix(tile, agg, status, StepOp{agg_out, inc}, lane);
 }
 
 struct ScanArgs {
@@ -167,26 +148,13 @@ __global__ void __launch_bounds__(kScanThreads) scan_kernel(ScanArgs p) {
     lead = __ldg(&p.lead[i].len);
   }
 
-  // First slice ending after t0 (slice ends increase): 256-way probes, block-uniform loop.
-  int lo = 0, hi = p.n_slices;  // the answer is in [lo, hi]
-  while (lo < hi) {
-    const int step = (hi - lo + kScanThreads - 1) / kScanThreads;
-    const int k = lo + step * tid;
-    bool before = false;
-    if (k < hi) {
-      const int2 fc = __ldg(reinterpret_cast<const int2*>(p.slices + k));
-      before = int64_t{fc.x} + fc.y <= t0;
-    }
-    const int nb = __syncthreads_count(before);
-    if (nb == 0) {
-      hi = lo;
-    } else {
-      const int new_lo = lo + step * (nb - 1) + 1;
-      hi = min(lo + step * nb, hi);
-      lo = new_lo;
-    }
-  }
-  const int s0 = lo;
+  // First slice ending after t0 (slice ends increase): one after the last one ending at or before t0, found
+  // by the whole block in 256-way rounds; slice -1 stands for "none" (it ends at 0 <= t0).
+  const int s0 = 1 + gpu::device::search_last<gpu::device::BlockGroup<kScanThreads>>(-1, p.n_slices, [&](int k) {
+                   if (k < 0) return true;
+                   const int2 fc = __ldg(reinterpret_cast<const int2*>(p.slices + k));
+                   return int64_t{fc.x} + fc.y <= t0;
+                 });
   // Slices s0 .. s0 + 255 cover every slice that meets the tile (each holds one of its macroblocks).
   {
     const int k = s0 + tid;
@@ -450,15 +418,7 @@ __global__ void __launch_bounds__(kEmitWarps * 32) emit_kernel(EmitArgs p) {
     int lo = j + 1, hi = p.n_mbs;
     if (lo >= hi) break;  // off contract: nothing follows
     if (__ldg(p.pos + lo + 1) > at) hi = lo + 1;
-    while (hi - lo > 1) {
-      const int step = (hi - lo + 31) / 32;
-      const int k = lo + step * lane;
-      const unsigned le = __ballot_sync(kFull, k < hi && __ldg(p.pos + k) <= at);
-      const int new_lo = lo + step * (le ? __popc(le) - 1 : 0);
-      hi = min(new_lo + step, hi);
-      lo = new_lo;
-    }
-    j = lo;
+    j = gpu::device::search_last<gpu::device::WarpGroup>(lo, hi, [&](int k) { return __ldg(p.pos + k) <= at; });
     const int32_t info_j = __ldg(p.info + j);
     if (info_j == kUncovered) break;  // off contract
     const Piece q = mb_piece(p, j, __ldg(p.pos + j), info_j, lane);

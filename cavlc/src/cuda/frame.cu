@@ -12,15 +12,14 @@
 // left/top neighbours' records and codes. Waits are therefore short: a region publishes before it waits.
 //
 // Tuning record (H200, tools/bench_cavlcu_gpu.cu, random x264-like frames, median us per frame, QP40/QP10):
-//   2160p fused 65/85, two-pass 47/70 with 45 registers (5 blocks/SM); a persistent grid changed nothing;
+//   2160p fused 65/85, two-pass 47/70 with 45 registers (5 blocks/SM); a persistent grid changed nothing
+//   (variant kFusedPersistent, retired; frame_kernel<kModeFused> still loops over tickets, so a smaller grid works);
 //   __launch_bounds__(256, 8) (32 registers, 4 bytes spilled): fused 57/82, two-pass 47/76; 1080p fused
 //   22/27. Up to 720p every variant is 14-21 us, launch and memset bound. Large frames are instruction bound
 //   on the per-lane level/run loops (a warp runs as long as its longest block): next steps are a
 //   precomputed level table for |level| < 64 (as cavlc.cpp does) and staging slot words in shared memory
 //   for coalesced stores.
 #include <cuda_runtime.h>
-
-#include <atomic>
 
 #include "cavlc/frame_cuda.h"
 #include "frame_device.cuh"
@@ -48,31 +47,12 @@ Workspace carve(void* ws, int nmb, int nregions) {
   return w;
 }
 
-constexpr int kMaxDevices = 64;
-std::atomic<int> g_fused_grid[kMaxDevices];  // persistent grid size per device (0: not asked yet)
-
-gpu::CudaError fused_grid(int* grid) {
-  int dev = 0;
-  GPUEC_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev >= 0 && dev < kMaxDevices && g_fused_grid[dev].load(std::memory_order_relaxed) > 0) {
-    *grid = g_fused_grid[dev].load(std::memory_order_relaxed);
-    return {};
-  }
-  int sms = 0, per_sm = 0;
-  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  GPUEC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, frame_kernel<kModeFused>, kThreads, 0));
-  *grid = sms * (per_sm > 0 ? per_sm : 1);
-  if (dev >= 0 && dev < kMaxDevices) g_fused_grid[dev].store(*grid, std::memory_order_relaxed);
-  return {};
-}
-
 }  // namespace
 
 const char* frame_cuda_variant_name(FrameCudaVariant v) {
   switch (v) {
     case FrameCudaVariant::kFused: return "fused";
     case FrameCudaVariant::kTwoPass: return "two-pass";
-    case FrameCudaVariant::kFusedPersistent: return "fused-persistent";
   }
   return "?";
 }
@@ -98,13 +78,9 @@ gpu::CudaError code_frame_cuda_variant(FrameCudaVariant variant, const gpuec_mb*
   const int nregions = (nmb + kWarps - 1) / kWarps;
   const Workspace ws = carve(workspace, nmb, nregions);
   const Frame f{records, slice_id, bits, len, ws.ticket, ws.flags, ws.tc, mb_width, nmb, nregions, nullptr};
-  if (variant == FrameCudaVariant::kFused || variant == FrameCudaVariant::kFusedPersistent) {
-    int grid = nregions;
-    if (variant == FrameCudaVariant::kFusedPersistent) {
-      if (const gpu::CudaError e = fused_grid(&grid)) return e;
-    }
+  if (variant == FrameCudaVariant::kFused) {
     GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.ticket, 0, ws.header_bytes, stream));
-    frame_kernel<kModeFused><<<grid < nregions ? grid : nregions, kThreads, 0, stream>>>(f);
+    frame_kernel<kModeFused><<<nregions, kThreads, 0, stream>>>(f);
     GPUEC_CUDA_CHECK_LAUNCH();
   } else if (variant == FrameCudaVariant::kTwoPass) {
     frame_kernel<kModeCount><<<nregions, kThreads, 0, stream>>>(f);

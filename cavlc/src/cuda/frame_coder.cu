@@ -18,9 +18,9 @@
 
 #include "../frame_coder_cuda.h"
 #include "cavlc/encode_frame_cuda.h"
-#include "gpu/pdl.cuh"
-#include "vle/pack.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device/pdl.cuh"
+#include "vle/bitwriter.h"
 
 namespace cavlc {
 namespace {

@@ -13,6 +13,7 @@
 #include "cavlc/frame.h"
 #include "cavlc/mb.h"
 #include "cavlc/tables.h"
+#include "gpu/device/word_sink.cuh"
 #include "sync_device.cuh"
 
 namespace cavlc {
@@ -202,28 +203,22 @@ __device__ __forceinline__ uint32_t tc_record_word(const Lane& L, int lane) {
   return w;
 }
 
+// A lane's code goes into its slot as big-endian words through the project's bit sink (gpu/device/word_sink.cuh):
+// the slot is the lane's own, so it owns every word, the last one included.
 struct BitOut {
-  uint32_t* out;
-  uint64_t acc = 0;
-  int pending = 0;  // < 32 between puts; codes are at most 28 bits
-  int words = 0;
-  __device__ __forceinline__ void put(uint32_t val, int len) {
-    acc = (acc << len) | val;
-    pending += len;
-    if (pending >= 32) {
-      pending -= 32;
-      out[words++] = __byte_perm(static_cast<uint32_t>(acc >> pending), 0, 0x0123);
-    }
-  }
+  gpu::device::WordSink<gpu::device::BigEndianWords> sink;
+  __device__ __forceinline__ explicit BitOut(uint32_t* out) : sink(0, gpu::device::BigEndianWords{out}) {}
+  __device__ __forceinline__ void put(uint32_t val, int len) { sink.put(val, static_cast<uint32_t>(len)); }
   __device__ __forceinline__ void put(tables::Vlc v) { put(v.val, v.len); }
-  __device__ __forceinline__ void finish() {
-    if (pending) out[words++] = __byte_perm(static_cast<uint32_t>(acc << (32 - pending)), 0, 0x0123);
+  __device__ __forceinline__ int finish() {  // the code's length in bits
+    sink.store.store_tail(sink);
+    return static_cast<int>(sink.q);
   }
 };
 
 // residual_block_cavlc() of one lane's block (cavlc.cpp code_block, same bits). Returns the length.
 __device__ __forceinline__ int code_lane(const Lane& L, int nC, const DeviceTables& T, uint32_t* slot) {
-  BitOut o{slot};
+  BitOut o(slot);
   const int tc = L.tc, t1 = L.t1;
   o.put(T.coeff_token[tables::coeff_token_table(nC)][tc][t1]);
   if (tc > 0) {
@@ -258,8 +253,7 @@ __device__ __forceinline__ int code_lane(const Lane& L, int nC, const DeviceTabl
       top = next;
     }
   }
-  o.finish();
-  return static_cast<int>((o.words - 1) * 32 + (o.pending ? o.pending : 32));
+  return o.finish();
 }
 
 // Where a lane's nA / nB come from: another lane of the warp (byte < 0: lane `lane`), or byte `byte`

@@ -6,20 +6,14 @@
 
 #include <cstdint>
 
-#include "gpu/pdl.cuh"
+#include "gpu/device/memory.cuh"
+#include "gpu/device/pdl.cuh"
 
 namespace cavlc {
 namespace {
 
-__device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
+using gpu::device::load_acquire;
+using gpu::device::store_release;
 using gpu::launch_pdl;
 using gpu::pdl_trigger;
 using gpu::pdl_wait;

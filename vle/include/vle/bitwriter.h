@@ -15,6 +15,11 @@ namespace vle {
 
 constexpr size_t bits_to_bytes(uint64_t bits) { return static_cast<size_t>((bits + 7) >> 3); }
 
+// Bytes of a stream of `bits` bits padded with zero bits to whole 32-bit words, the unit of the GPU writers
+// (gpu/device/word_sink.cuh: big-endian words, so the bytes are this format): CAVLC slot codes and frame
+// assemblies, GVLE payloads.
+constexpr uint64_t packed_bytes(uint64_t bits) { return ((bits + 31) >> 5) << 2; }
+
 // Reads nbits (0..32) starting at stream bit `bit` of src, right-aligned in the result.
 // The caller guarantees that bits [bit, bit + nbits) lie inside src.
 uint32_t read_bits(const uint8_t* src, uint64_t bit, int nbits);

@@ -5,9 +5,10 @@
 // whose blocks take block-inputs (256 threads x 32 symbols) from an atomic counter; the code table in
 // shared memory; each thread loads its 32 symbols with one 32-byte load and builds its code in
 // registers; the block code is assembled in shared memory and written with coalesced stores; block
-// offsets come from the paper's segmented atomic inter-block scan (vle/scan.h, kSegmentedAtomic).
+// offsets come from the paper's segmented atomic inter-block scan (gpu/device/lookback.cuh).
 // Measured changes to the paper (tuning record with the H200 numbers in vle/src/cuda/encode.cu; the
-// kernel as published stays as variant "b128-paper"): one packed 32-bit table entry per symbol (code
+// kernel as published and the other tunings are kept for comparison in the benchmarks, tools/bench/kernels,
+// not here; the kernel's device code is vle/device/encode.cuh): one packed 32-bit table entry per symbol (code
 // left-aligned, length in bits 0-4) instead of separate 16-bit value / 8-bit length arrays, funnel-
 // shift emission into a 64-bit window, 16-byte write-out, 256 threads per block, the next
 // block-input loaded while the current one is encoded, each block code placed and written one
@@ -53,7 +54,7 @@ namespace vle {
 
 constexpr uint64_t kEncodeCudaMaxSymbols = uint64_t{1} << 40;
 
-// Device workspace bytes that encode_cuda needs for n symbols (enough for every variant below).
+// Device workspace bytes that encode_cuda needs for n symbols.
 size_t encode_cuda_workspace_bytes(uint64_t n);
 
 gpu::CudaError encode_cuda(const uint8_t* in, uint64_t n, const CodeTable& table, uint8_t* out,
@@ -66,28 +67,5 @@ gpu::CudaError encode_cuda(const uint8_t* in, uint64_t n, const CodeTable& table
 // uses the default stream and waits for it. *total_bits as in encode_cuda (required).
 gpu::CudaError encode_cuda_host(const uint8_t* in, uint64_t n, const CodeTable& table, uint8_t* out,
                                 uint64_t* chunk_bits, uint64_t* total_bits);
-
-// ---- Tuning (benchmark and tests only) ----
-// The kernel configurations compiled in; encode_cuda runs encode_cuda_default_variant(). Every variant
-// produces the same bytes; they differ in block size (symbols per block-input = threads * 32, a
-// divisor of kChunkSymbols), in whether the next block-input is loaded while the current one is
-// encoded, and in the code generation of the inner loops ("paper": as published).
-struct EncodeCudaVariant {
-  int threads;    // threads per block
-  bool prefetch;  // load the next block-input during the current one
-  bool pipe;      // place and write each block code one block-input late (no barrier waits on the scan)
-  bool fast;      // byte permutes for the table indices, branch-free word emission
-  const char* name;
-};
-int encode_cuda_variant_count();
-EncodeCudaVariant encode_cuda_variant(int i);
-int encode_cuda_default_variant();
-
-// encode_cuda with variant `variant` (0 <= variant < encode_cuda_variant_count()); max_blocks_per_sm
-// > 0 caps the persistent grid below full occupancy (0: full occupancy).
-gpu::CudaError encode_cuda_variant_run(int variant, int max_blocks_per_sm, const uint8_t* in, uint64_t n,
-                                       const CodeTable& table, uint8_t* out, uint64_t* chunk_bits,
-                                       uint64_t* total_bits, void* workspace, size_t workspace_bytes,
-                                       cudaStream_t stream);
 
 }  // namespace vle

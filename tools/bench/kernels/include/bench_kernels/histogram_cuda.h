@@ -1,5 +1,6 @@
-// vle/histogram_cuda.h: the CUDA byte histogram, twin of vle::histogram_ref (vle/huffman.h).
-// Host C++ API; no CUDA headers needed. Library gpuec_vle_pack_cuda.
+// bench_kernels/histogram_cuda.h: the CUDA byte histogram, twin of vle::histogram_ref (vle/huffman.h). No
+// production code calls it yet (gvle and vle::compress count on the CPU), so it lives with the benchmarks
+// (pack-bench-gpu). Host C++ API; no CUDA headers needed. Library gpuec_bench_kernels (CUDA builds).
 //
 // histogram_cuda(data, n, counts, stream): counts[s] = occurrences of byte value s in data[0, n),
 // as 256 uint64 values; counts is overwritten (zeroed first, on the stream).
@@ -24,8 +25,8 @@
 struct CUstream_st;
 typedef CUstream_st* cudaStream_t;  // the same declaration as in cuda_runtime_api.h
 
-namespace vle {
+namespace gpuec_bench {
 
 gpu::CudaError histogram_cuda(const uint8_t* data, size_t n, uint64_t* counts, cudaStream_t stream);
 
-}  // namespace vle
+}  // namespace gpuec_bench

@@ -1,4 +1,4 @@
-// exclusive_scan_cuda (vle/scan.h): the GVLE paper's segmented atomic inter-block scan as a
+// exclusive_scan_cuda (bench_kernels/scan.h): the GVLE paper's segmented atomic inter-block scan as a
 // stand-alone scan kernel, and CUB's DeviceScan behind the same call.
 #include <algorithm>
 #include <atomic>
@@ -9,19 +9,19 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include "gpu/cuda_check.h"
-#include "interblock_scan.cuh"
-#include "vle/scan.h"
+#include "gpu/device/lookback.cuh"
+#include "bench_kernels/scan.h"
 
-namespace vle {
+namespace gpuec_bench {
 namespace {
 
-using detail::scan_publish;
-using detail::scan_resolve;
-using detail::scan_words;
+using gpu::device::segscan_publish;
+using gpu::device::segscan_resolve;
+using gpu::device::segscan_words;
 
 // Tile: kScanThreads threads x kScanItems consecutive lengths each (4096 lengths); the next tile's
 // lengths are loaded while the current one is scanned and stored (+25% at 2^28 items on the H200).
-// Tuning record with scan_default_method() in vle/src/scan.cpp.
+// Tuning record with scan_default_method() in src/scan.cpp.
 constexpr int kScanThreads = 256;
 constexpr int kScanItems = 16;
 constexpr uint64_t kTileItems = uint64_t{kScanThreads} * kScanItems;
@@ -103,8 +103,8 @@ __global__ void __launch_bounds__(kThreads) segmented_scan_kernel(const ScanPara
     const uint64_t tile_sum = __shfl_sync(0xffffffffu, wincl, kWarps - 1);
     const uint64_t warp_start = __shfl_sync(0xffffffffu, wincl - ws, warp);
     if (warp == 0) {
-      scan_publish(p.scan, idx, tile_sum);
-      const uint64_t prefix = scan_resolve(p.scan, idx, tile_sum);
+      segscan_publish(p.scan, idx, tile_sum);
+      const uint64_t prefix = segscan_resolve(p.scan, idx, tile_sum);
       if (lane == 0) {
         s_prefix = prefix;
         if (idx == p.num_tiles - 1) *p.total = prefix + tile_sum;
@@ -191,7 +191,7 @@ size_t scan_cuda_workspace_bytes(uint64_t n, ScanMethod m) {
     return align256(bytes);
   }
   const uint64_t tiles = (n + kTileItems - 1) / kTileItems;
-  return kCountersBytes + align256(scan_words(tiles) * 8);
+  return kCountersBytes + align256(segscan_words(tiles) * 8);
 }
 
 gpu::CudaError exclusive_scan_cuda(const uint32_t* len, uint64_t n, uint64_t* offsets, uint64_t* total,
@@ -235,10 +235,10 @@ gpu::CudaError exclusive_scan_cuda(const uint32_t* len, uint64_t n, uint64_t* of
     if (dev >= 0 && dev < kMaxDevices) g_grid[dev].store(grid, std::memory_order_relaxed);
   }
   const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(tiles, static_cast<uint64_t>(grid)));
-  GPUEC_CUDA_CHECK(cudaMemsetAsync(workspace, 0, kCountersBytes + scan_words(tiles) * 8, stream));
+  GPUEC_CUDA_CHECK(cudaMemsetAsync(workspace, 0, kCountersBytes + segscan_words(tiles) * 8, stream));
   segmented_scan_kernel<kScanThreads, kScanItems><<<blocks, kScanThreads, 0, stream>>>(p);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
 
-}  // namespace vle
+}  // namespace gpuec_bench

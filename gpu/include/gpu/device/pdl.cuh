@@ -1,4 +1,4 @@
-// gpu/pdl.cuh: programmatic dependent launch (sm_90) for CUDA sources of the project: a kernel launched with
+// gpu/device/pdl.cuh: programmatic dependent launch (sm_90) for CUDA sources of the project: a kernel launched with
 // launch_pdl() may start while the kernel before it in the stream still runs; it calls pdl_wait() before it
 // reads that kernel's output. Used by the CAVLCU kernels (cavlc/src/cuda) and the stage's copy kernel.
 #pragma once

@@ -1,4 +1,4 @@
-// The CUDA byte histogram (vle/histogram_cuda.h). Lane columns (bank = lane) rather than one
+// The CUDA byte histogram (bench_kernels/histogram_cuda.h). Lane columns (bank = lane) rather than one
 // 256-bin histogram per warp: on the H200 the per-warp layout read 1 GiB of random bytes at 2.2 TB/s
 // (bank conflicts among the lanes' atomics), the lane columns at 4.26 TB/s whatever the data.
 #include <cuda_runtime.h>
@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "gpu/cuda_check.h"
-#include "vle/histogram_cuda.h"
+#include "bench_kernels/histogram_cuda.h"
 
-namespace vle {
+namespace gpuec_bench {
 namespace {
 
 constexpr int kThreads = 256;
@@ -90,4 +90,4 @@ gpu::CudaError histogram_cuda(const uint8_t* data, size_t n, uint64_t* counts, c
   return {};
 }
 
-}  // namespace vle
+}  // namespace gpuec_bench

@@ -1,4 +1,4 @@
-// The CUDA segment packer (vle/pack_cuda.h): one kernel, one block per output tile (grid-stride
+// The CUDA segment packer (bench_kernels/pack_cuda.h): one kernel, one block per output tile (grid-stride
 // over tiles, a resident grid).
 //   - The block finds the segment that holds the tile's first bit with a 256-way search over the
 //     offsets (3 rounds of probes for 16M segments), so no pre-pass and no workspace.
@@ -26,9 +26,10 @@
 #include <cstdint>
 
 #include "gpu/cuda_check.h"
-#include "vle/pack_cuda.h"
+#include "gpu/device/search.cuh"
+#include "bench_kernels/pack_cuda.h"
 
-namespace vle {
+namespace gpuec_bench {
 namespace {
 
 constexpr int kThreads = 256;    // threads per block, also segments per chunk
@@ -77,18 +78,9 @@ __device__ __forceinline__ uint32_t word_bits(const Src& src, uint64_t so, uint6
 
 // Index of the segment holding stream bit tb (< total): the last i with offset[i] <= tb, found by
 // the whole block in ceil(log256(n)) rounds of kThreads probes.
-__device__ uint64_t find_segment(const uint64_t* __restrict__ offset, uint64_t n, uint64_t tb) {
-  uint64_t lo = 0, hi = n;  // offset[lo] <= tb; the answer is in [lo, hi)
-  while (hi - lo > 1) {
-    const uint64_t span = hi - lo;
-    const uint64_t step = (span + kThreads - 1) / kThreads;  // probes lo, lo + step, ... (< hi)
-    const uint64_t probe = lo + step * threadIdx.x;
-    const int below = __syncthreads_count(probe < hi && offset[probe] <= tb);
-    const uint64_t new_lo = lo + step * (below > 0 ? below - 1 : 0);  // 0 only off contract
-    hi = new_lo + step < hi ? new_lo + step : hi;
-    lo = new_lo;
-  }
-  return lo;
+__device__ __forceinline__ uint64_t find_segment(const uint64_t* __restrict__ offset, uint64_t n, uint64_t tb) {
+  return gpu::device::search_last<gpu::device::BlockGroup<kThreads>>(
+      uint64_t{0}, n, [&](uint64_t i) { return offset[i] <= tb; });
 }
 
 // One block per output tile (grid-stride over tiles); see the file comment.
@@ -258,4 +250,4 @@ gpu::CudaError pack_cuda(const ByteSegments& s, uint8_t* out, uint64_t out_bytes
                        out_bytes, stream);
 }
 
-}  // namespace vle
+}  // namespace gpuec_bench

@@ -1,5 +1,6 @@
-// vle/pack_cuda.h: the CUDA segment packer, twin of vle::pack_ref (vle/pack.h: bit format,
-// segment contract, sizes). Host C++ API; no CUDA headers needed. Library gpuec_vle_pack_cuda.
+// bench_kernels/pack_cuda.h: the CUDA segment packer, twin of gpuec_bench::pack_ref (bench_kernels/pack.h:
+// bit format, segment contract, sizes). Host C++ API; no CUDA headers needed. Library gpuec_bench_kernels
+// (CUDA builds).
 //
 // pack_cuda(seg, out, out_bytes, stream):
 //   - seg's arrays and out are device pointers; out is 4-byte aligned and out_bytes a multiple of 4.
@@ -26,12 +27,12 @@
 #include <cstdint>
 
 #include "gpu/device.h"
-#include "vle/pack.h"
+#include "bench_kernels/pack.h"
 
 struct CUstream_st;
 typedef CUstream_st* cudaStream_t;  // the same declaration as in cuda_runtime_api.h
 
-namespace vle {
+namespace gpuec_bench {
 
 constexpr uint64_t kPackTileBytes = 8192;
 constexpr uint64_t kPackLargeTileBytes = 16384;
@@ -40,4 +41,4 @@ constexpr uint64_t kPackLargeOutputBytes = uint64_t{32} << 20;
 gpu::CudaError pack_cuda(const WordSegments& seg, uint8_t* out, uint64_t out_bytes, cudaStream_t stream);
 gpu::CudaError pack_cuda(const ByteSegments& seg, uint8_t* out, uint64_t out_bytes, cudaStream_t stream);
 
-}  // namespace vle
+}  // namespace gpuec_bench

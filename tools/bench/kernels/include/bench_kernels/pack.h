@@ -1,10 +1,12 @@
-// vle/pack.h: the segment packer, which concatenates variable-length bit segments into one bit
-// stream (residual codes and slice skeleton pieces into a slice). CPU twin here; the CUDA packer with
-// the same contract is in vle/pack_cuda.h.
+// bench_kernels/pack.h: the segment packer, which concatenates variable-length bit segments into one bit
+// stream. Built for the CAVLC residual codes, then replaced there by the frame assembly's own emit kernel
+// (cavlc/assemble_frame_cuda.h); no production code calls it, so it lives with the benchmarks (library
+// gpuec_bench_kernels; its tests: tests/vle/pack_test, pack_cuda_test). CPU twin here; the CUDA packer
+// with the same contract is in bench_kernels/pack_cuda.h.
 //
 // Output format: a byte stream read most significant bit first, as in vle/bitwriter.h and an H.264
 // RBSP: stream bit b is (out[b >> 3] >> (7 - (b & 7))) & 1. The stream holds total bits (below),
-// then zero bits up to the next multiple of 32; that is packed_bytes(total) bytes, always whole
+// then zero bits up to the next multiple of 32; that is vle::packed_bytes(total) bytes (vle/bitwriter.h), always whole
 // 32-bit words (the CUDA packer stores big-endian words). Nothing past those bytes is written.
 //
 // Segments (structure of arrays, n entries). Segment i is len[i] bits long (0 allowed) and goes to
@@ -29,10 +31,11 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace vle {
+#include "vle/bitwriter.h"
 
-// Bytes of a packed stream of `bits` bits: whole 32-bit words.
-constexpr uint64_t packed_bytes(uint64_t bits) { return ((bits + 31) >> 5) << 2; }
+namespace gpuec_bench {
+
+using vle::packed_bytes;
 
 // pack_ref's answer for offsets that are not the exclusive scan of the lengths.
 constexpr uint64_t kPackBadOffsets = UINT64_MAX;
@@ -60,4 +63,4 @@ struct ByteSegments {
 uint64_t pack_ref(const WordSegments& seg, uint8_t* out, uint64_t out_bytes);
 uint64_t pack_ref(const ByteSegments& seg, uint8_t* out, uint64_t out_bytes);
 
-}  // namespace vle
+}  // namespace gpuec_bench

@@ -1,6 +1,6 @@
-#include "vle/scan.h"
+#include "bench_kernels/scan.h"
 
-namespace vle {
+namespace gpuec_bench {
 
 uint64_t exclusive_scan_ref(const uint32_t* len, uint64_t n, uint64_t* offsets) {
   uint64_t sum = 0;
@@ -36,4 +36,4 @@ const char* scan_method_name(ScanMethod m) {
   return "unknown";
 }
 
-}  // namespace vle
+}  // namespace gpuec_bench

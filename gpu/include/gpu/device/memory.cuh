@@ -1,0 +1,33 @@
+// gpu/device/memory.cuh: global-memory accesses with an explicit memory order at GPU scope, for flags and
+// counters that thread blocks of one kernel exchange (gpu/device/lookback.cuh, the CAVLCU kernels). Device code.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gpu {
+namespace device {
+
+// Acquire load: the reads after it see everything written before the release store it read from.
+__device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Release store: everything this thread wrote before it is visible to an acquire load that reads `v`.
+__device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Relaxed load (not cached in L1, not reordered with other accesses of this thread to p): for words that
+// carry their own validity (counters, flags and value in one word).
+__device__ __forceinline__ uint64_t load_relaxed(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+}  // namespace device
+}  // namespace gpu
