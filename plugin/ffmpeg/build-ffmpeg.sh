@@ -16,7 +16,7 @@
 # NVIDIA's codec headers (Debian's libffmpeg-nvenc-dev: -hwaccel cuda, *_cuvid, nvenc, hwupload_cuda;
 # libcuda/libnvcuvid are loaded at run time) and the CUDA filters (scale_cuda, yadif_cuda, ...: compiled
 # to PTX by clang, --enable-cuda-llvm). --disable-autodetect: each feature is enabled explicitly.
-# The source comes from `apt-get source` (needs a deb-src entry: tools/install-deps.sh adds one) or from
+# The source comes from `apt-get source` (needs a deb-src entry: tools/scripts/install-deps.sh adds one) or from
 # --source (an unpacked tree, a .dsc, or the .orig tarball). Debian files are checked against pinned
 # SHA-256 sums. Logs: BUILD/download/*.log, BUILD/tree/{configure,make}.log.
 set -euo pipefail
@@ -60,7 +60,7 @@ Rebuilds only what changed: when the patches, the configure flags or the pkg-con
 files the patches change are updated in BUILD/tree, configure runs again and make recompiles what that
 touches (delete BUILD/tree to start over); the programs are relinked and BUILD/lib is refilled on
 every run (the libraries may have changed).
-Needs (tools/install-deps.sh): pkg-config make cc nasm clang patchelf and the -dev packages of
+Needs (tools/scripts/install-deps.sh): pkg-config make cc nasm clang patchelf and the -dev packages of
 $(printf '%s ' "${ext_pcs[@]}")ffnvcodec (libffmpeg-nvenc-dev).
 USAGE
 }
@@ -87,14 +87,14 @@ for f in libx264.a x264.h x264_config.h; do
 done
 grep -q 'i_gpu_entropy' "$x264_dir/x264.h" || die "$x264_dir/x264.h is not gpuec's patched x264 (no i_gpu_entropy)"
 [ -f "$canny_include/canny/gudcanny.h" ] || die "$canny_include/canny/gudcanny.h missing"
-for tool in pkg-config make cc ldd; do command -v "$tool" >/dev/null || die "$tool missing: run tools/install-deps.sh"; done
-command -v nasm >/dev/null || die "nasm missing (FFmpeg's x86 assembly): run tools/install-deps.sh"
-command -v clang >/dev/null || die "clang missing (FFmpeg's CUDA filters, --enable-cuda-llvm): run tools/install-deps.sh"
-command -v patchelf >/dev/null || die "patchelf missing (RPATH \$ORIGIN/lib of BUILD/ffmpeg): run tools/install-deps.sh"
+for tool in pkg-config make cc ldd; do command -v "$tool" >/dev/null || die "$tool missing: run tools/scripts/install-deps.sh"; done
+command -v nasm >/dev/null || die "nasm missing (FFmpeg's x86 assembly): run tools/scripts/install-deps.sh"
+command -v clang >/dev/null || die "clang missing (FFmpeg's CUDA filters, --enable-cuda-llvm): run tools/scripts/install-deps.sh"
+command -v patchelf >/dev/null || die "patchelf missing (RPATH \$ORIGIN/lib of BUILD/ffmpeg): run tools/scripts/install-deps.sh"
 for pc in "${ext_pcs[@]}" ffnvcodec; do
-  pkg-config --exists "$pc" || die "pkg-config finds no '$pc' (its -dev package): run tools/install-deps.sh"
+  pkg-config --exists "$pc" || die "pkg-config finds no '$pc' (its -dev package): run tools/scripts/install-deps.sh"
 done
-[ -f /usr/include/lame/lame.h ] || die "lame/lame.h missing (libmp3lame-dev): run tools/install-deps.sh"
+[ -f /usr/include/lame/lame.h ] || die "lame/lame.h missing (libmp3lame-dev): run tools/scripts/install-deps.sh"
 
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
@@ -112,9 +112,9 @@ if [ ! -f "$pristine/.gpuec-source-ok" ]; then
   mkdir -p "$build/download"
   if [ -z "$source" ]; then
     log "fetching Debian source package ffmpeg=$DEB_VERSION"
-    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/install-deps.sh"
+    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/scripts/install-deps.sh"
     (cd "$build/download" && apt-get source --download-only "ffmpeg=$DEB_VERSION" >apt-source.log 2>&1) ||
-      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/install-deps.sh, or pass -DFFMPEG_SOURCE=..."
+      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/scripts/install-deps.sh, or pass -DFFMPEG_SOURCE=..."
     source="$build/download/ffmpeg_${DEB_VERSION#7:}.dsc"
   fi
   if [ -d "$source" ]; then

@@ -4,8 +4,8 @@
 #   BUILD/patched/x264          the source with plugin/x264/*.patch applied, linked with our stage
 #   BUILD/patched/libx264.a     (plus x264.h, x264_config.h) for other consumers (FFmpeg)
 #   BUILD/timed/x264            with --timed only: the source with plugin/x264/bench/*.patch, which
-#                               times x264's own residual writer per frame (tools/bench-stage.sh)
-# The source comes from `apt-get source` (needs a deb-src entry: tools/install-deps.sh adds one derived
+#                               times x264's own residual writer per frame (tools/bench/bench-stage.sh)
+# The source comes from `apt-get source` (needs a deb-src entry: tools/scripts/install-deps.sh adds one derived
 # from the machine's apt sources) or from --source (a directory of an unpacked source tree, a .dsc, or
 # an x264 .orig tarball). Downloaded or given Debian files are checked against pinned SHA-256 sums.
 set -euo pipefail
@@ -61,9 +61,9 @@ if [ ! -f "$pristine/.gpuec-source-ok" ]; then
   mkdir -p "$build/download"
   if [ -z "$source" ]; then
     log "fetching Debian source package x264=$DEB_VERSION"
-    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/install-deps.sh"
+    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/scripts/install-deps.sh"
     (cd "$build/download" && apt-get source --download-only "x264=$DEB_VERSION" >apt-source.log 2>&1) ||
-      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/install-deps.sh, or pass -DX264_SOURCE=..."
+      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/scripts/install-deps.sh, or pass -DX264_SOURCE=..."
     source="$build/download/x264_${DEB_VERSION#2:}.dsc"
   fi
   if [ -d "$source" ]; then

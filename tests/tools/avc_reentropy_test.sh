@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of the avc-reentropy command (tools/avc_reentropy.cpp), registered as CTest avc_reentropy_tool (label
+# Test of the avc-reentropy command (tools/cli/avc_reentropy.cpp), registered as CTest avc_reentropy_tool (label
 # unit) by tests/tools/CMakeLists.txt. usage: avc_reentropy_test.sh AVC_REENTROPY CONFORMANCE_DIR cuda|nocuda
 # Usage errors (exit 1), unreadable, empty, damaged, truncated and unwritable files (exit 2 with the NAL unit
 # named), --check on an identical output (exit 0), and the backends: cpu and cpu-frame give the input back; cuda gives it

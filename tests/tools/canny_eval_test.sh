@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of canny-eval (tools/canny_eval.cpp), registered as CTest canny_eval_tool (label unit) by
+# Test of canny-eval (tools/cli/canny_eval.cpp), registered as CTest canny_eval_tool (label unit) by
 # tests/tools/CMakeLists.txt. usage: canny_eval_test.sh CANNY_EVAL
 # Tiny hand-made maps with known precision / recall / MSE (exact match, 1-px shift inside the tolerance, shift
 # outside it, the one-to-one rule, an instance that needs an augmenting path, several annotations, empty

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of the gudcanny tool (tools/gudcanny.cpp), registered as CTest gudcanny_tool (label unit) by
+# Test of the gudcanny tool (tools/cli/gudcanny.cpp), registered as CTest gudcanny_tool (label unit) by
 # tests/tools/CMakeLists.txt. usage: gudcanny_test.sh GUDCANNY GUDCANNY_REF png|nopng cuda|nocuda
 # With cuda (a CUDA build): --backend cuda must give the CPU's bytes where a GPU is usable, else exit 2
 # with the CUDA error (the machine has no GPU).

@@ -927,7 +927,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) gvle_encode_kernel3(cons
 }
 
 // ---- Variants and tuning ----
-// Tuning record: NVIDIA H200 (sm_90, 132 SMs, driver 580), CUDA 13.0, tools/bench_gvle_gpu.cu (14
+// Tuning record: NVIDIA H200 (sm_90, 132 SMs, driver 580), CUDA 13.0, tools/bench/bench_gvle_gpu.cu (14
 // Canterbury files replicated to >= 100 MiB, Huffman tables from build_code, median kernel time of 50
 // runs; average GB/s of input; a device-to-device copy moved 1.84 TB/s, 3.67 TB/s read + write).
 //   run 1  b128 (paper kernel + prefetch) 705, b256 740, b512 766; paper kernel as published 595
@@ -969,7 +969,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) gvle_encode_kernel3(cons
 //          kLate: the counter's answer stored just before barrier A (warp 0 held at that store for
 //          the atomic's round trip before its pass 1) and the edge-word atomics issued before the
 //          16-byte groups (the last warp waited for their answer before its next pass 1).
-//   run 7  (tools/gpu-run.sh: tests plain, memcheck 0 errors, racecheck 0 hazards, then the bench)
+//   run 7  (tools/scripts/gpu-run.sh: tests plain, memcheck 0 errors, racecheck 0 hazards, then the bench)
 //          b256-v3-late 1125 (0.62 of the copy; per file 1068 asyoulik .. 1266 E.coli: alice29
 //          1123, asyoulik 1068, cp.html 1086, fields.c 1076, grammar.lsp 1075, kennedy.xls 1116,
 //          lcet10 1124, plrabn12 1130, ptt5 1230, sum 1075, xargs.1 1117, bible 1162, E.coli 1266,

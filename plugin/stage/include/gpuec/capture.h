@@ -2,7 +2,7 @@
 //
 // C++ only; x264 never includes it. The stage writes a capture when the environment variable
 // GPUEC_CAPTURE names a file at gpuec_stage_create(): every slice the stage codes (gpuec_slice_defer with
-// the cpu backend, gpuec_frame_complete with cuda) then appends one slice block. The benchmark (tools/bench_stage.cpp) replays captures through the CPU coder.
+// the cpu backend, gpuec_frame_complete with cuda) then appends one slice block. The benchmark (tools/bench/bench_stage.cpp) replays captures through the CPU coder.
 //
 // Writing:
 // - One file per process. The first stage that opens a path truncates it and writes the file header;
