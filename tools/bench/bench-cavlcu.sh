@@ -23,8 +23,8 @@
 # the end unless --keep): 2160p captures hold ~27 MB per frame.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-build="" tools_build="" work="" keep=0 out="" cpu_only=()
+prog=bench-cavlcu
+build="" tools_build="" work="" keep=0 cpu_only=""
 clips="foreman_qcif|noise_qcif:10 foreman_cif|noise_cif:10 pan_720p:10 pan_1080p:10 noise_2160p:3"
 qps="10 26 40" preset=medium encodes=3 repeats=30 warmup=5 cpu_repeats=10
 jobs=$(( $(nproc) / 2 )); [ "$jobs" -ge 1 ] || jobs=1
@@ -50,28 +50,16 @@ Exit: 0 done, 1 usage, 2 a program missing or failing, 3 a stream or output that
 USAGE
 }
 
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --tools-build) tools_build=$2; shift 2 ;;
-    --clips) clips=$2; shift 2 ;;
-    --qps) qps=$2; shift 2 ;;
-    --preset) preset=$2; shift 2 ;;
-    --encodes) encodes=$2; shift 2 ;;
-    --repeats) repeats=$2; shift 2 ;;
-    --warmup) warmup=$2; shift 2 ;;
-    --cpu-repeats) cpu_repeats=$2; shift 2 ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --keep) keep=1; shift ;;
-    --cpu-only) cpu_only=(--cpu-only); shift ;;
-    -h|--help) usage; exit 0 ;;
-    -*) echo "bench-cavlcu: unknown option '$1'" >&2; usage >&2; exit 1 ;;
-    *) [ -z "$out" ] || { echo "bench-cavlcu: more than one OUT" >&2; exit 1; }; out=$1; shift ;;
-  esac
-done
-[ -n "$out" ] || { usage >&2; exit 1; }
-die() { echo "bench-cavlcu: error: $1" >&2; exit "${2:-2}"; }
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../scripts/lib.sh; [ -f "$lib" ] || lib=$here/lib.sh  # in a GPU bundle: beside this script
+# shellcheck source=../scripts/lib.sh
+. "$lib"
+parse_options "--build-dir=build --tools-build=tools_build --clips=clips --qps=qps --preset=preset --encodes=encodes
+               --repeats=repeats --warmup=warmup --cpu-repeats=cpu_repeats --jobs=jobs --work=work --keep=keep:1
+               --cpu-only=cpu_only:--cpu-only ARGS" "$@"
+[ ${#ARGS[@]} -le 1 ] || { echo "bench-cavlcu: more than one OUT" >&2; exit 1; }
+[ ${#ARGS[@]} -eq 1 ] || { usage >&2; exit 1; }
+out=${ARGS[0]}
 log() { echo "bench-cavlcu: [$(date +%T)] $*" >&2; }
 
 clip_env=()
@@ -105,12 +93,7 @@ fi
 mkdir -p "$out/logs"
 out=$(cd "$out" && pwd)
 logs="$out/logs"
-if [ -z "$work" ]; then
-  work=$(mktemp -d "${TMPDIR:-/tmp}/gpuec-bench-cavlcu.XXXXXX")
-  [ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
+scratch_dir "$keep"
 
 {
   echo "date: $(date -u +%FT%TZ)"
@@ -217,7 +200,7 @@ caps=()
 for cfg in "${cfgs[@]}"; do caps+=("$work/$cfg.cap"); done
 log "cavlcu-bench-frames on ${#caps[@]} captures"
 set +e
-"$bench" "${cpu_only[@]}" --repeats "$repeats" --warmup "$warmup" --cpu-repeats "$cpu_repeats" \
+"$bench" ${cpu_only:+"$cpu_only"} --repeats "$repeats" --warmup "$warmup" --cpu-repeats "$cpu_repeats" \
   --csv "$out/frames.csv" "${caps[@]}" \
   >"$out/summary.txt" 2>"$logs/cavlcu-bench-frames.log"
 rc=$?

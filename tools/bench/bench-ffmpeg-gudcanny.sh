@@ -7,6 +7,7 @@
 # log shows the cuda backend falling back to the cpu, stops the script.
 set -euo pipefail
 
+prog=bench-ffmpeg-gudcanny
 ffmpeg="" clip="" clip_tool="" frames=300 runs=3 out="bench-ffmpeg-gudcanny"
 # -vf|frames (frames empty: the whole clip); the slow CPU rows run on the first frames only.
 variants=(
@@ -38,22 +39,14 @@ USAGE
 }
 
 custom=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --ffmpeg) ffmpeg=$2; shift 2 ;;
-    --clip) clip=$2; shift 2 ;;
-    --clip-tool) clip_tool=$2; shift 2 ;;
-    --frames) frames=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --vf) custom+=("$2"); shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "bench-ffmpeg-gudcanny: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
-  esac
-done
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../scripts/lib.sh; [ -f "$lib" ] || lib=$here/lib.sh  # in a GPU bundle: beside this script
+# shellcheck source=../scripts/lib.sh
+. "$lib"
+parse_options "--ffmpeg=ffmpeg --clip=clip --clip-tool=clip_tool --frames=frames --runs=runs --out=out
+               --vf=custom+" "$@"
 [ -n "$ffmpeg" ] && [ -n "$clip" ] || { usage >&2; exit 1; }
 [ ${#custom[@]} -eq 0 ] || variants=("${custom[@]}")
-die() { echo "bench-ffmpeg-gudcanny: error: $*" >&2; exit 2; }
 [ -x "$ffmpeg" ] || die "$ffmpeg is not an executable"
 if [ ! -s "$clip" ]; then
   [ -n "$clip_tool" ] || die "$clip not found (give --clip-tool to make it)"
@@ -70,7 +63,6 @@ clip_frames=$((($(stat -c %s "$clip") - ${#header} - 1) / frame_bytes))
 [ "$clip_frames" -gt 0 ] || die "no frames in $clip"
 
 now() { date +%s%N; }
-median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "variant,frames,run,seconds,fps" >"$out/runs.csv"
 {

@@ -20,27 +20,20 @@
 # DIR/runs.tsv (every run).
 set -euo pipefail
 
+prog=bench-ffmpeg-pipeline usage_status=2 work=""
 ffmpeg="" image="" out="${OUT:-bench-ffmpeg-pipeline}" frames=600 repeat=3 loop_frames=50 loop_total=6000 alone=1
 usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --ffmpeg) ffmpeg=${2:?}; shift 2 ;;
-    --image) image=${2:?}; shift 2 ;;
-    --out) out=${2:?}; shift 2 ;;
-    --frames) frames=${2:?}; shift 2 ;;
-    --repeat) repeat=${2:?}; shift 2 ;;
-    --no-alone) alone=0; shift ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "bench-ffmpeg-pipeline: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-  esac
-done
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../scripts/lib.sh; [ -f "$lib" ] || lib=$here/lib.sh  # in a GPU bundle: beside this script
+# shellcheck source=../scripts/lib.sh
+. "$lib"
+parse_options "--ffmpeg=ffmpeg --image=image --out=out --frames=frames --repeat=repeat --no-alone=alone:0" "$@"
 [ -x "$ffmpeg" ] || { echo "bench-ffmpeg-pipeline: --ffmpeg '$ffmpeg' is not an executable" >&2; exit 2; }
 [ -f "$image" ] || { echo "bench-ffmpeg-pipeline: --image '$image' not found" >&2; exit 2; }
 [[ "$frames" =~ ^[1-9][0-9]*$ && "$repeat" =~ ^[1-9][0-9]*$ ]] ||
   { echo "bench-ffmpeg-pipeline: --frames and --repeat take positive integers" >&2; exit 2; }
 mkdir -p "$out"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch_dir
 clip="$work/pan_1080p.mp4"
 F() { "$ffmpeg" -hide_banner -nostdin -loglevel error -y "$@"; }
 
@@ -63,7 +56,7 @@ measure() {  # label, args...: prints the median, or "failed" (with the log on s
     times+=("$(calc "$t1 - $t0" 4)")
     printf '%s\t%s\n' "$label" "${times[-1]}" >>"$out/runs.tsv"
   done
-  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'
+  printf '%s\n' "${times[@]}" | median
 }
 calc() {  # expression, decimals; "-" when a term is a failed measurement
   [[ "$1" != *failed* && "$1" != *"- /"* && "$1" != *"/ -"* ]] && awk "BEGIN { printf \"%.${2:-1}f\", $1 }" || echo "-"

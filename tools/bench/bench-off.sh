@@ -5,6 +5,10 @@
 # wall-clock medians of alternating runs. Streams must be byte-identical.
 #   tools/bench/bench-off.sh [--build-dir DIR] [--runs N] CLIP.y4m [X264 OPTIONS...]
 set -euo pipefail
+prog=bench-off
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../scripts/lib.sh
+. "$here/../scripts/lib.sh"
 build=build runs=11
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -37,11 +41,10 @@ for _ in $(seq "$runs"); do  # alternate, so that both see the same bursts of lo
   /usr/bin/time -f %e -a -o "$tmp/stock.t" "$stock" --no-progress "${opts[@]}" -o /dev/null "$clip" 2>/dev/null
   /usr/bin/time -f %e -a -o "$tmp/patched.t" "$patched" --no-progress "${opts[@]}" -o /dev/null "$clip" 2>/dev/null
 done
-median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 printf 'clip %s, x264 %s\n' "$(basename "$clip")" "${opts[*]}"
 printf '%-26s %16s %16s %9s\n' "" stock "patched (off)" ratio
 awk -v s="${total[stock]}" -v p="${total[patched]}" 'BEGIN{printf "%-26s %16d %16d %9.4f\n", "instructions, process", s, p, p/s}'
 awk -v s="${encode[stock]}" -v p="${encode[patched]}" 'BEGIN{printf "%-26s %16d %16d %9.4f\n", "instructions, encode", s, p, p/s}'
-awk -v s="$(median "$tmp/stock.t")" -v p="$(median "$tmp/patched.t")" -v n="$runs" \
+awk -v s="$(median <"$tmp/stock.t")" -v p="$(median <"$tmp/patched.t")" -v n="$runs" \
   'BEGIN{printf "%-26s %16.3f %16.3f %9.4f\n", "wall s, median of " n, s, p, p/s}'

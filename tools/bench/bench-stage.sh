@@ -10,6 +10,7 @@
 # of those over the frames, and their ratio. See docs/benchmarks.md.
 set -euo pipefail
 
+prog=bench-stage
 build="" work="" keep=0 encodes=5 repeats=20
 clips="foreman_cif:21 pan_720p:20"
 qps="10 26 40"
@@ -31,22 +32,13 @@ Prints a Markdown table on stdout; progress on stderr.
 USAGE
 }
 
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --keep) keep=1; shift ;;
-    --encodes) encodes=$2; shift 2 ;;
-    --repeats) repeats=$2; shift 2 ;;
-    --clips) clips=$2; shift 2 ;;
-    --qps) qps=$2; shift 2 ;;
-    --presets) presets=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "bench-stage: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
-  esac
-done
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../scripts/lib.sh; [ -f "$lib" ] || lib=$here/lib.sh  # in a GPU bundle: beside this script
+# shellcheck source=../scripts/lib.sh
+. "$lib"
+parse_options "--build-dir=build --work=work --keep=keep:1 --encodes=encodes --repeats=repeats --clips=clips
+               --qps=qps --presets=presets" "$@"
 [ -n "$build" ] || { usage >&2; exit 1; }
-die() { echo "bench-stage: error: $*" >&2; exit 2; }
 log() { echo "bench-stage: $*" >&2; }
 
 patched="$build/plugin/x264/patched/x264"
@@ -56,11 +48,7 @@ bench="$build/tools/gpuec-bench-stage"
 for f in "$patched" "$clip_tool" "$bench"; do [ -x "$f" ] || die "$f missing: build the project first"; done
 [ -x "$timed" ] || die "$timed missing: configure with -DGPUEC_BUILD_BENCH=ON and build x264_builds"
 
-if [ -z "$work" ]; then
-  work=$(mktemp -d /tmp/gpuec-bench-stage.XXXXXX)
-  [ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work"
+scratch_dir "$keep"
 
 # Median and mean of the numbers on stdin, one per line: prints "MEDIAN MEAN".
 stats() {

@@ -6,6 +6,7 @@
 # median over the runs and the ratio of medians. Writes DIR/results.md (Markdown) and DIR/runs.csv.
 set -euo pipefail
 
+prog=bench-x264-e2e
 stock="" patched="" clip_tool="" out="" runs=5 frames=120 threads=16 clip=pan_1080p
 configs="ultrafast:10 medium:26"
 backends="cuda cpu"
@@ -27,31 +28,19 @@ Exit: 0 done (ratios are reported, not judged), 1 usage, 2 a failed encode or a 
 USAGE
 }
 
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --stock) stock=$2; shift 2 ;;
-    --patched) patched=$2; shift 2 ;;
-    --clip-tool) clip_tool=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --frames) frames=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    --clip) clip=$2; shift 2 ;;
-    --configs) configs=$2; shift 2 ;;
-    --backends) backends=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "bench-x264-e2e: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
-  esac
-done
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../scripts/lib.sh; [ -f "$lib" ] || lib=$here/lib.sh  # in a GPU bundle: beside this script
+# shellcheck source=../scripts/lib.sh
+. "$lib"
+parse_options "--stock=stock --patched=patched --clip-tool=clip_tool --out=out --runs=runs --frames=frames
+               --threads=threads --clip=clip --configs=configs --backends=backends" "$@"
 [ -n "$stock" ] && [ -n "$patched" ] && [ -n "$clip_tool" ] && [ -n "$out" ] || { usage >&2; exit 1; }
-die() { echo "bench-x264-e2e: error: $*" >&2; exit 2; }
 for f in "$stock" "$patched" "$clip_tool"; do [ -x "$f" ] || die "$f is not an executable"; done
 mkdir -p "$out"
 y4m="$out/$clip.f$frames.y4m"
 [ -f "$y4m" ] || "$clip_tool" get "$clip" -o "$y4m" --frames "$frames" >&2 || die "cannot make clip $clip"
 
 fps_of() { sed -n 's/.*encoded [0-9]* frames, \([0-9.]*\) fps.*/\1/p' "$1" | tail -1; }
-median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "config,encoder,run,fps" >"$out/runs.csv"
 {

@@ -3,6 +3,9 @@
 # stage on, check the stream against stock x264 (byte for byte) and FFmpeg's decoder (clean decode,
 # frames equal to x264's reconstruction), print a short summary. Exit 0 only if all checks pass.
 set -euo pipefail
+prog=demo
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 
 usage() {
@@ -20,17 +23,8 @@ USAGE
 
 clip="" frames="" build=build backend=cpu
 opts=(--profile baseline --preset medium --crf 23 --threads 2)
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --clip) clip=$2; shift 2 ;;
-    --frames) frames=$2; shift 2 ;;
-    --build-dir) build=$2; shift 2 ;;
-    --backend) backend=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    --) shift; opts=("$@"); break ;;
-    *) echo "demo: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
-  esac
-done
+parse_options "--clip=clip --frames=frames --build-dir=build --backend=backend --" "$@"
+[ ${#ARGS[@]} -eq 0 ] || opts=("${ARGS[@]}")
 
 shared=${GPUEC_SHARED_DIR:-$(pwd)/../shared}
 echo "demo: building (first time: x264 is fetched and built twice, a few minutes)"

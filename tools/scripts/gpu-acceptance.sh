@@ -16,6 +16,7 @@
 # Made for the device tool: from the repository root, with a bundle of tools/scripts/gpu-bundle.sh --tools-build
 # (host/x264-stock, host/x264-patched, host/gpuec-clip) carried as gpu-bundle/.
 set -uo pipefail
+prog=gpu-acceptance usage_status=2
 usage() {
   cat <<USAGE
 usage: tools/scripts/gpu-acceptance.sh [--bundle DIR] [--streams SET] [--max-parts N] [--skip-tests] OUT
@@ -27,18 +28,11 @@ Exit: 0 every step passed, 1 a step failed, 2 usage or a missing program.
 USAGE
 }
 bundle=gpu-bundle streams="" max_parts=4 skip_tests=0 out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bundle) bundle=$2; shift 2 ;;
-    --streams) streams=$2; shift 2 ;;
-    --max-parts) max_parts=$2; shift 2 ;;
-    --skip-tests) skip_tests=1; shift ;;
-    -h|--help) usage; exit 0 ;;
-    -*) echo "gpu-acceptance: unknown option $1" >&2; usage >&2; exit 2 ;;
-    *) out=$1; shift ;;
-  esac
-done
-[ -n "$out" ] || { usage >&2; exit 2; }
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+parse_options "--bundle=bundle --streams=streams --max-parts=max_parts --skip-tests=skip_tests:1 ARGS" "$@"
+[ ${#ARGS[@]} -gt 0 ] || { usage >&2; exit 2; }
+out=${ARGS[-1]}
 case "$streams" in ""|matrix|matrix-1080p|fail-at) ;; *) echo "gpu-acceptance: --streams $streams: matrix, matrix-1080p or fail-at" >&2; exit 2 ;; esac
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "$bundle" 2>/dev/null && pwd) || { echo "gpu-acceptance: no bundle at $bundle" >&2; exit 2; }

@@ -6,6 +6,10 @@
 # bench-ffmpeg-pipeline.sh) and tools/scripts/gpu-ffmpeg-cuda.sh, all in the bundle's top folder.
 # With --ffmpeg, also our ffmpeg and its test script (tests/ffmpeg) with what its cases need, run by run.sh.
 set -euo pipefail
+prog=gpu-bundle
+here=$(dirname "$0")
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 usage() {
   cat <<USAGE
@@ -35,19 +39,8 @@ USAGE
 
 build=build-cuda out=gpu-bundle data=() only=() tools_build=""
 ffmpeg="" ffmpeg_cases="cuda framemd5 delay roi bad-options"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --data) data+=("$2"); shift 2 ;;
-    --only) only+=("$2"); shift 2 ;;
-    --tools-build) tools_build=$2; shift 2 ;;
-    --ffmpeg) ffmpeg=$2; shift 2 ;;
-    --ffmpeg-cases) ffmpeg_cases=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "gpu-bundle: unknown argument '$1'" >&2; usage >&2; exit 1 ;;
-  esac
-done
+parse_options "--build-dir=build --out=out --data=data+ --only=only+ --tools-build=tools_build --ffmpeg=ffmpeg
+               --ffmpeg-cases=ffmpeg_cases" "$@"
 list="$build/device-targets.txt"
 [ -f "$list" ] || { echo "gpu-bundle: $list not found: configure and build $build first" >&2; exit 2; }
 grep -q . "$list" || { echo "gpu-bundle: $list is empty" >&2; exit 2; }
@@ -55,7 +48,6 @@ for name in "${only[@]}"; do
   grep -q "/$name\$" "$list" || { echo "gpu-bundle: --only $name: not in $list" >&2; exit 2; }
 done
 tools_build=${tools_build:-$build}
-here=$(dirname "$0")
 # The shared data folder: GPUEC_SHARED_DIR, else the build's CMake setting, else ../shared.
 shared=${GPUEC_SHARED_DIR:-$(sed -n 's/^GPUEC_SHARED_DIR:PATH=//p' "$build/CMakeCache.txt" 2>/dev/null)}
 shared=${shared:-$here/../../../shared}
@@ -90,7 +82,7 @@ copy_libs() {  # exe dest
 for exe in "$out"/bin/*; do copy_libs "$exe" "$out/lib"; done
 for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
 cp "$here/gpu-run.sh" "$out/run.sh"
-cp "$here/reentropy-conformance.sh" "$here/gpu-ffmpeg-cuda.sh" "$out/"
+cp "$here/lib.sh" "$here/reentropy-conformance.sh" "$here/gpu-ffmpeg-cuda.sh" "$out/"
 cp "$here/../bench/bench-cavlcu.sh" "$here/../bench/plot-cavlcu.py" "$here/../bench/bench-ffmpeg-gudcanny.sh" \
    "$here/../bench/bench-ffmpeg-pipeline.sh" "$out/"
 if [ -n "$ffmpeg" ]; then

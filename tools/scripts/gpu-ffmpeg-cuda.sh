@@ -12,23 +12,16 @@
 # check failed. Needs no other tool than the ffmpeg given (cmp, md5sum, grep).
 set -uo pipefail
 
+prog=gpu-ffmpeg-cuda usage_status=2 work=""
 ffmpeg="" input="" out="${OUT:-gpu-ffmpeg-cuda}" sanitizer=1
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --ffmpeg) ffmpeg=${2:?--ffmpeg needs a path}; shift 2 ;;
-    --input) input=${2:?--input needs a clip}; shift 2 ;;
-    --out) out=${2:?--out needs a folder}; shift 2 ;;
-    --no-sanitizer) sanitizer=0; shift ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "gpu-ffmpeg-cuda: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+parse_options "--ffmpeg=ffmpeg --input=input --out=out --no-sanitizer=sanitizer:0" "$@"
 [ -x "$ffmpeg" ] || { echo "gpu-ffmpeg-cuda: --ffmpeg: '$ffmpeg' is not an executable" >&2; exit 2; }
 [ -f "$input" ] || { echo "gpu-ffmpeg-cuda: --input: '$input' not found" >&2; exit 2; }
 mkdir -p "$out" || exit 2
-work=$(mktemp -d) || exit 2
-trap 'rm -rf "$work"' EXIT
+scratch_dir
 summary="$out/summary.txt"
 : >"$summary"
 passed=0 failed=0

@@ -9,6 +9,7 @@
 # Logs and JUnit XML go to LOGDIR (argument, else $OUT, else BUNDLE/logs); the last line is
 # 'N passed, M failed'. Exit status 0 only if everything passed.
 set -u
+case "${1:-}" in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 logs=${1:-${OUT:-$here/logs}}
 mkdir -p "$logs"

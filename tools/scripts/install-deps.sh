@@ -3,6 +3,7 @@
 # Debian packages only; the deb-src entry needed by `apt-get source x264` (and ffmpeg) is derived from the
 # machine's own apt sources, never written from a host name.
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then

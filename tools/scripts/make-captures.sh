@@ -5,18 +5,14 @@
 #   tools/scripts/make-captures.sh --build-dir BUILD --out DIR [--max-frames N] [CASE...]
 # Without CASE names: every stage case of tests/e2e/matrix.tsv with --threads 1 and no --pass.
 set -euo pipefail
+prog=make-captures
 here=$(cd "$(dirname "$0")" && pwd)
-build=build out="" max_frames=10 cases=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build-dir) build=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --max-frames) max_frames=$2; shift 2 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
-    -*) echo "make-captures: unknown option $1" >&2; exit 1 ;;
-    *) cases+=("$1"); shift ;;
-  esac
-done
+usage() { sed -n '2,6p' "$0"; }
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+build=build out="" max_frames=10
+parse_options "--build-dir=build --out=out --max-frames=max_frames ARGS" "$@"
+cases=(${ARGS[@]+"${ARGS[@]}"})
 [ -n "$out" ] || { echo "make-captures: --out DIR is required" >&2; exit 1; }
 x264="$build/plugin/x264/patched/x264" clip_tool="$build/sequences/gpuec-clip"
 for f in "$x264" "$clip_tool"; do [ -x "$f" ] || { echo "make-captures: $f not built" >&2; exit 2; }; done

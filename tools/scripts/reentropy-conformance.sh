@@ -5,6 +5,7 @@
 # (h264 decoder, -err_detect explode -xerror, yuv420p) must have the MANIFEST's ref_yuv_md5 and frame count.
 # CTest runs it with the cpu backend (label bitexact); the GPU machine with cuda (gpu-bundle.sh copies it).
 set -uo pipefail
+prog=reentropy-conformance usage_status=2
 usage() {
   cat <<USAGE
 usage: tools/scripts/reentropy-conformance.sh --avc-reentropy EXE [--backend cpu|cuda|cpu-frame] [--ffmpeg FFMPEG]
@@ -19,26 +20,14 @@ program, 77 (skipped) no MANIFEST.tsv in the conformance folder.
 USAGE
 }
 exe="" backend=cpu ffmpeg="" conf="${GPUEC_SHARED_DIR:-../shared}/conformance" work=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --avc-reentropy) exe=$2; shift 2 ;;
-    --backend) backend=$2; shift 2 ;;
-    --ffmpeg) ffmpeg=$2; shift 2 ;;
-    --conformance) conf=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "reentropy-conformance: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+parse_options "--avc-reentropy=exe --backend=backend --ffmpeg=ffmpeg --conformance=conf --work=work" "$@"
 [ -x "$exe" ] || { echo "reentropy-conformance: --avc-reentropy '$exe' is not an executable" >&2; exit 2; }
 [ -f "$conf/MANIFEST.tsv" ] || { echo "reentropy-conformance: skipped: $conf/MANIFEST.tsv not found" >&2; exit 77; }
 [ -z "$ffmpeg" ] || [ -x "$ffmpeg" ] || command -v "$ffmpeg" >/dev/null ||
   { echo "reentropy-conformance: --ffmpeg '$ffmpeg' not found" >&2; exit 2; }
-if [ -z "$work" ]; then
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work"
+scratch_dir
 ok=0 bad=0
 # Columns: file bytes sha256 requested profile_idc level width height frames slices entropy ref_yuv_md5 ...
 while IFS=$'\t' read -r file _ sha _ _ _ _ _ frames _ _ yuv_md5 _; do

@@ -4,6 +4,7 @@
 # BUILD_DIR defaults to build. Environment: GPUEC_SHARED_DIR (default ../shared), CMAKE_ARGS (extra
 # configure arguments, e.g. -DX264_SOURCE=...), JOBS (default: number of cores).
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 [ $# -gt 0 ] && shift
