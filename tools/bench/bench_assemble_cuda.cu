@@ -25,56 +25,20 @@
 #include "vle/pack.h"
 #include "bench_util.h"
 
-namespace {
-
 #define CHECK_CUDA(call) GPUEC_BENCH_CHECK_CUDA(call, 1)
-
-#define CHECK_GPUEC(call)                                               \
-  do {                                                                  \
-    const gpu::CudaError e_ = (call);                                   \
-    if (e_) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, e_.str().c_str()); \
-      std::exit(1);                                                     \
-    }                                                                   \
-  } while (0)
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-struct Size {
-  const char* name;
-  int w, h;
-};
-struct Density {
-  const char* name;
-  int pct;
-};
-
-}  // namespace
+#define CHECK_GPUEC(call) GPUEC_BENCH_CHECK(call, 1)
 
 int main(int argc, char** argv) {
-  uint32_t seed = 12345;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--seed")) seed = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 0));
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("assemble-bench-gpu: %s (sm_%d%d, %d SMs), seed %u\n", prop.name, prop.major, prop.minor,
-              prop.multiProcessorCount, seed);
-  const Size sizes[] = {{"QCIF", 11, 9}, {"CIF", 22, 18}, {"720p", 80, 45}, {"1080p", 120, 68}, {"2160p", 240, 135}};
-  const Density dens[] = {{"QP40", 2}, {"QP26", 12}, {"QP10", 55}};
+  const uint32_t seed = gpuec_bench::seed_option(argc, argv, 12345);
+  std::printf("assemble-bench-gpu: %s, seed %u\n", gpuec_bench::device_description(0, 1).c_str(), seed);
   std::mt19937 rng(seed);
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
   std::printf("%-6s %-5s %-8s %7s %7s %9s %12s %14s %12s\n", "size", "dens", "slices", "MBs", "n_slc", "kbit",
               "code us", "code+asm us", "asm us");
   int mismatches = 0;
-  for (const Size& s : sizes) {
-    for (const Density& d : dens) {
+  for (const auto& s : gpuec_bench::kFrameSizes) {
+    for (const auto& d : gpuec_bench::kDensities) {
       for (int per_row = 0; per_row < 2; ++per_row) {
         const int n = s.w * s.h;
         auto recs = cavlc_test::random_frame(rng, n, d.pct);
@@ -130,19 +94,7 @@ int main(int argc, char** argv) {
           CHECK_GPUEC(cavlc::assemble_frame_cuda(in, d_out, out_bytes, d_res, d_total, d_aws, aws, stream));
         };
         auto time = [&](auto&& fn) {
-          for (int r = 0; r < 5; ++r) fn();
-          CHECK_CUDA(cudaStreamSynchronize(stream));
-          std::vector<double> t;
-          for (int r = 0; r < 50; ++r) {
-            CHECK_CUDA(cudaEventRecord(e0, stream));
-            fn();
-            CHECK_CUDA(cudaEventRecord(e1, stream));
-            CHECK_CUDA(cudaEventSynchronize(e1));
-            float ms = 0;
-            CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-            t.push_back(ms * 1000.0);
-          }
-          return median(t);
+          return gpuec_bench::upper_median(gpuec_bench::event_times_us(stream, 5, 50, fn, 1));
         };
         const double code_us = time(code);
         const double both_us = time([&] {

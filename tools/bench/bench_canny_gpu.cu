@@ -86,13 +86,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  int dev = 0;
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
-  std::printf("# canny-bench-gpu: %s (sm_%d%d, %d SMs); sigma %.2f; GPU: CUDA events, median of %d after %d "
-              "warm-up, data on the device; CPU twin: one core, median of %d\n",
-              prop.name, prop.major, prop.minor, prop.multiProcessorCount, double(sigma), repeats, warmup,
-              cpu_repeats);
+  std::printf("# canny-bench-gpu: %s; sigma %.2f; GPU: CUDA events, median of %d after %d warm-up, data on the "
+              "device; CPU twin: one core, median of %d\n",
+              gpuec_bench::device_description(0, kExitCuda).c_str(), double(sigma), repeats, warmup, cpu_repeats);
   std::printf("%-24s %10s %-14s %10s %12s %9s\n", "image", "size", "config", "gpu_us", "cpu_us", "cpu/gpu");
   struct Config {
     const char* name;

@@ -102,13 +102,7 @@ void usage(FILE* out) {
                "3 unreadable or unusable capture, 4 CUDA or stage failure.\n");
 }
 
-bool parse_int(const char* s, int lo, int* v) {
-  char* end = nullptr;
-  const long x = std::strtol(s, &end, 10);
-  if (!*s || *end || x < lo || x > 1000000) return false;
-  *v = static_cast<int>(x);
-  return true;
-}
+using gpuec_bench::parse_int;
 
 std::string capture_name(const std::string& path) {
   std::string n = path.substr(path.find_last_of('/') + 1);
@@ -331,8 +325,6 @@ class CaptureBench {
     CHECK_CUDA(cudaMalloc(&d_tc_, static_cast<size_t>(mbs) * cavlc::kTcRecordBytes));
     CHECK_CUDA(cudaMemset(d_arena_, 0, lay_.bytes));
     CHECK_CUDA(cudaStreamCreate(&stream_));
-    CHECK_CUDA(cudaEventCreate(&e0_));
-    CHECK_CUDA(cudaEventCreate(&e1_));
     stage_ = gpuec_stage_create(w_, h_, GPUEC_BACKEND_CUDA, o_.device, note_, sizeof note_);
     if (!stage_ || gpuec_stage_backend(stage_) != GPUEC_BACKEND_CUDA) {
       std::fprintf(stderr, "cavlcu-bench-frames: the stage has no cuda backend: %s\n", note_);
@@ -343,8 +335,6 @@ class CaptureBench {
   ~CaptureBench() {
     if (o_.cpu_only) return;
     gpuec_stage_destroy(stage_);
-    CHECK_CUDA(cudaEventDestroy(e0_));
-    CHECK_CUDA(cudaEventDestroy(e1_));
     CHECK_CUDA(cudaStreamDestroy(stream_));
     for (void* p : {static_cast<void*>(d_arena_), static_cast<void*>(d_out_), static_cast<void*>(d_sid_),
                     static_cast<void*>(d_lead_), static_cast<void*>(d_slices_), static_cast<void*>(d_res_),
@@ -498,19 +488,7 @@ class CaptureBench {
   }
 
   double time_gpu(const std::function<void()>& call) {
-    for (int r = 0; r < o_.warmup; ++r) call();
-    CHECK_CUDA(cudaStreamSynchronize(stream_));
-    std::vector<double> t;
-    for (int r = 0; r < o_.repeats; ++r) {
-      CHECK_CUDA(cudaEventRecord(e0_, stream_));
-      call();
-      CHECK_CUDA(cudaEventRecord(e1_, stream_));
-      CHECK_CUDA(cudaEventSynchronize(e1_));
-      float ms = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&ms, e0_, e1_));
-      t.push_back(ms * 1000.0);
-    }
-    return median(t);
+    return gpuec_bench::event_median_us(stream_, o_.warmup, o_.repeats, call, kExitCuda);
   }
 
   // The stage's C API, backend cuda: the frame's slices fed untimed, gpuec_frame_submit +
@@ -592,7 +570,6 @@ class CaptureBench {
   uint8_t* d_tc_ = nullptr;
   size_t ws_code_ = 0, ws_asm_ = 0, ws_enc_ = 0;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t e0_ = nullptr, e1_ = nullptr;
   gpuec_stage* stage_ = nullptr;
   char note_[512] = "";
 };
@@ -686,12 +663,7 @@ int main(int argc, char** argv) {
                       "gpu_encode_twopass_us,gpu_encode_hosttc_us\n");
   }
   std::string gpu_name = "no GPU (--cpu-only)";
-  if (!o.cpu_only) {
-    cudaDeviceProp prop{};
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, o.device));
-    gpu_name = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-               std::to_string(prop.multiProcessorCount) + " SMs)";
-  }
+  if (!o.cpu_only) gpu_name = gpuec_bench::device_description(o.device, kExitCuda);
   std::printf("# cavlcu-bench-frames: %s; GPU: CUDA events, median of %d after %d warm-up; stage with transfers: "
               "host clock; CPU: one core, median of %d\n", gpu_name.c_str(), o.repeats, o.warmup,
               o.cpu_repeats > 0 ? o.cpu_repeats : o.repeats);

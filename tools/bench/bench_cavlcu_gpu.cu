@@ -21,49 +21,23 @@
 #include "random_mb.h"
 #include "bench_util.h"
 
-namespace {
-
 #define CHECK_CUDA(call) GPUEC_BENCH_CHECK_CUDA(call, 1)
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-struct Size {
-  const char* name;
-  int w, h;
-};
-struct Density {
-  const char* name;
-  int pct;
-};
-
-}  // namespace
+using gpuec_bench::upper_median;
 
 int main(int argc, char** argv) {
-  uint32_t seed = 12345;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--seed")) seed = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 0));
-  cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("cavlcu-bench-gpu: %s (sm_%d%d, %d SMs), seed %u\n", prop.name, prop.major, prop.minor,
-              prop.multiProcessorCount, seed);
-  const Size sizes[] = {{"QCIF", 11, 9}, {"CIF", 22, 18}, {"720p", 80, 45}, {"1080p", 120, 68}, {"2160p", 240, 135}};
-  const Density dens[] = {{"QP40", 2}, {"QP26", 12}, {"QP10", 55}};
+  const uint32_t seed = gpuec_bench::seed_option(argc, argv, 12345);
+  std::printf("cavlcu-bench-gpu: %s, seed %u\n", gpuec_bench::device_description(0, 1).c_str(), seed);
   const cavlc::FrameCudaVariant variants[] = {cavlc::FrameCudaVariant::kFused, cavlc::FrameCudaVariant::kTwoPass,
                                                cavlc::FrameCudaVariant::kFusedPersistent};
   std::mt19937 rng(seed);
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
   std::printf("%-6s %-5s %7s %8s %9s %12s %12s %10s %10s\n", "size", "dens", "MBs", "bits/MB", "fused us",
               "two-pass us", "persist. us", "CPU us", "CPU/fused");
   int mismatches = 0;
-  for (const Size& s : sizes) {
-    for (const Density& d : dens) {
+  for (const auto& s : gpuec_bench::kFrameSizes) {
+    for (const auto& d : gpuec_bench::kDensities) {
       const int n = s.w * s.h;
       const size_t nslots = static_cast<size_t>(n) * cavlc::kMbSlots;
       const auto recs = cavlc_test::random_frame(rng, n, d.pct);
@@ -108,19 +82,7 @@ int main(int argc, char** argv) {
           }
         };
         CHECK_CUDA(cudaMemset(d_bits, 0, nslots * cavlc::kSlotBytes));
-        for (int r = 0; r < 5; ++r) call();
-        CHECK_CUDA(cudaStreamSynchronize(stream));
-        std::vector<double> t;
-        for (int r = 0; r < 50; ++r) {
-          CHECK_CUDA(cudaEventRecord(e0, stream));
-          call();
-          CHECK_CUDA(cudaEventRecord(e1, stream));
-          CHECK_CUDA(cudaEventSynchronize(e1));
-          float ms = 0;
-          CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-          t.push_back(ms * 1000.0);
-        }
-        gpu_us[vi] = median(t);
+        gpu_us[vi] = upper_median(gpuec_bench::event_times_us(stream, 5, 50, call, 1));
         std::vector<uint8_t> bits(nslots * cavlc::kSlotBytes);
         std::vector<uint16_t> len(nslots);
         CHECK_CUDA(cudaMemcpy(bits.data(), d_bits, bits.size(), cudaMemcpyDeviceToHost));
@@ -131,7 +93,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "MISMATCH: %s %s %s\n", s.name, d.name, cavlc::frame_cuda_variant_name(variants[vi]));
         }
       }
-      const double cpu_us = median(cpu);
+      const double cpu_us = upper_median(cpu);
       std::printf("%-6s %-5s %7d %8.1f %9.1f %12.1f %12.1f %10.1f %10.1f\n", s.name, d.name, n,
                   static_cast<double>(total_bits) / n, gpu_us[0], gpu_us[1], gpu_us[2], cpu_us, cpu_us / gpu_us[0]);
       CHECK_CUDA(cudaFree(d_recs));

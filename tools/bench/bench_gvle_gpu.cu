@@ -26,26 +26,12 @@
 #include "vle/encode_cuda.h"
 #include "vle/huffman.h"
 #include "vle/scan.h"
+#include "bench_util.h"
 
 namespace {
 
-#define CK(call)                                                                                          \
-  do {                                                                                                    \
-    const cudaError_t e_ = (call);                                                                        \
-    if (e_ != cudaSuccess) {                                                                              \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_)); \
-      std::exit(1);                                                                                       \
-    }                                                                                                     \
-  } while (0)
-
-#define CKE(call)                                                                       \
-  do {                                                                                  \
-    const gpu::CudaError e_ = (call);                                                   \
-    if (e_) {                                                                           \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, e_.str().c_str()); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
+#define CK(call) GPUEC_BENCH_CHECK_CUDA(call, 1)
+#define CKE(call) GPUEC_BENCH_CHECK(call, 1)
 
 const char* kFiles[] = {"alice29.txt", "asyoulik.txt", "cp.html", "fields.c", "grammar.lsp", "kennedy.xls", "lcet10.txt",
                         "plrabn12.txt", "ptt5", "sum", "xargs.1", "bible.txt", "E.coli", "world192.txt"};
@@ -70,32 +56,12 @@ std::vector<uint8_t> read_corpus(const std::string& dir, const std::string& name
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using gpuec_bench::upper_median;
 
 // Times `fn` (which enqueues on `s`): one warm-up, then `runs` runs between events; median in ms.
 template <typename Fn>
 double time_events(cudaStream_t s, int runs, Fn fn) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  fn();
-  CK(cudaStreamSynchronize(s));
-  std::vector<double> ms;
-  for (int r = 0; r < runs; ++r) {
-    CK(cudaEventRecord(a, s));
-    fn();
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float t = 0;
-    CK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  return median(ms);
+  return upper_median(gpuec_bench::event_times_ms(s, 1, runs, fn, 1));
 }
 
 __global__ void code_lengths_kernel(const uint8_t* in, uint64_t n, const uint8_t* len_of, uint32_t* len) {
@@ -244,7 +210,7 @@ int main(int argc, char** argv) {
         const auto t1 = std::chrono::steady_clock::now();
         if (k > 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
-      r.e2e_ms = median(ms);
+      r.e2e_ms = upper_median(ms);
       if (*h_total != ref_bits || std::memcmp(h_out, ref.data(), payload) != 0) {
         std::printf("%s: end-to-end output DIFFERS from encode_ref\n", name.c_str());
         all_ok = false;

@@ -20,6 +20,7 @@
 #include "vle/histogram_cuda.h"
 #include "vle/pack.h"
 #include "vle/pack_cuda.h"
+#include "bench_util.h"
 
 namespace {
 
@@ -60,8 +61,7 @@ double time_us(cudaStream_t s, const std::function<void()>& fn) {
     t[i] = ms * 1000.0;
   }
   for (auto& e : ev) cudaEventDestroy(e);
-  std::sort(t.begin(), t.end());
-  return t[g_runs / 2];
+  return gpuec_bench::upper_median(t);
 }
 
 template <class T>

@@ -141,13 +141,7 @@ int bench_memcpy(double mib, int repeats, int warmup) {
   return 0;
 }
 
-bool parse_int(const char* s, int lo, int* v) {
-  char* end = nullptr;
-  const long x = std::strtol(s, &end, 10);
-  if (!*s || *end || x < lo || x > 1000000) return false;
-  *v = static_cast<int>(x);
-  return true;
-}
+using gpuec_bench::parse_int;
 
 }  // namespace
 

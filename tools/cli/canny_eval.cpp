@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "json_string.h"
+
 namespace {
 
 constexpr int kExitOk = 0, kExitUsage = 1, kExitData = 2;
@@ -329,23 +331,6 @@ long long match(const Map& edges, const Map& gt, const std::vector<Offset>& offs
 }
 
 // ---------------------------------------------------------------- output
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += char(ch);
-    } else if (ch < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += char(ch);
-    }
-  }
-  return out + "\"";
-}
 
 double parse_number(const std::string& s, const char* what) {
   char* end = nullptr;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "json_string.h"
 #ifdef GPUEC_HAVE_CANNY_CUDA
 #include <cuda_runtime_api.h>
 
@@ -385,23 +386,6 @@ Args parse_args(int argc, char** argv) {
 }
 
 // ---------------------------------------------------------------- JSON report
-
-std::string json_string(const std::string& s) {
-  std::string r = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      r += '\\';
-      r += char(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      r += buf;
-    } else {
-      r += char(c);
-    }
-  }
-  return r + "\"";
-}
 
 void write_json(const Args& a, const Image& im, const char* mode, const std::vector<canny::CandidatePair>& cands,
                 const std::vector<canny::ThresholdPair>& pairs, long edge_pixels) {
