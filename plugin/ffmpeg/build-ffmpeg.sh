@@ -16,16 +16,18 @@
 # NVIDIA's codec headers (Debian's libffmpeg-nvenc-dev: -hwaccel cuda, *_cuvid, nvenc, hwupload_cuda;
 # libcuda/libnvcuvid are loaded at run time) and the CUDA filters (scale_cuda, yadif_cuda, ...: compiled
 # to PTX by clang, --enable-cuda-llvm). --disable-autodetect: each feature is enabled explicitly.
-# The source comes from `apt-get source` (needs a deb-src entry: tools/install-deps.sh adds one) or from
+# The source comes from `apt-get source` (needs a deb-src entry: tools/scripts/install-deps.sh adds one) or from
 # --source (an unpacked tree, a .dsc, or the .orig tarball). Debian files are checked against pinned
-# SHA-256 sums. Logs: BUILD/download/*.log, BUILD/tree/{configure,make}.log.
+# SHA-256 sums (plugin/debian-source.sh). Logs: BUILD/download/*.log, BUILD/tree/{configure,make}.log.
 set -euo pipefail
 
+DEB_PACKAGE=ffmpeg
 DEB_VERSION="7:5.1.9-0+deb12u1"
 ORIG_NAME="ffmpeg_5.1.9.orig.tar.xz"
 ORIG_SHA256="d9b593bb2ba93d4b50f74177e0cdcd41747e708596367deed0c30348a71dd176"
 DEBIAN_NAME="ffmpeg_5.1.9-0+deb12u1.debian.tar.xz"
 DEBIAN_SHA256="71b20472ecd2764bc98e3229d34c0f7c8dcfe4a6cbacc23fd5604c23bac04632"
+SOURCE_TITLE=FFmpeg SOURCE_MARKER=libavfilter/allfilters.c SOURCE_OPTION=FFMPEG_SOURCE
 
 here=$(cd "$(dirname "$0")" && pwd)
 build="" source="" x264_dir="" x264_libs="" canny_include="" canny_libs="" jobs=$(nproc 2>/dev/null || echo 2)
@@ -60,7 +62,7 @@ Rebuilds only what changed: when the patches, the configure flags or the pkg-con
 files the patches change are updated in BUILD/tree, configure runs again and make recompiles what that
 touches (delete BUILD/tree to start over); the programs are relinked and BUILD/lib is refilled on
 every run (the libraries may have changed).
-Needs (tools/install-deps.sh): pkg-config make cc nasm clang patchelf and the -dev packages of
+Needs (tools/scripts/install-deps.sh): pkg-config make cc nasm clang patchelf and the -dev packages of
 $(printf '%s ' "${ext_pcs[@]}")ffnvcodec (libffmpeg-nvenc-dev).
 USAGE
 }
@@ -81,66 +83,35 @@ done
 [ -n "$build" ] && [ -n "$x264_dir" ] && [ -n "$canny_include" ] && [ -n "$canny_libs" ] || { usage >&2; exit 1; }
 log() { echo "build-ffmpeg: $*"; }
 die() { echo "build-ffmpeg: error: $*" >&2; exit 2; }
+check_source_dir() {  # an FFmpeg 5.1.9 tree
+  [ -f "$1/libavfilter/allfilters.c" ] && [ -f "$1/RELEASE" ] || die "$1 is not an FFmpeg source tree"
+  grep -qx '5.1.9' "$1/RELEASE" || die "$1 is not FFmpeg 5.1.9 (RELEASE says $(head -1 "$1/RELEASE"))"
+}
+# shellcheck source=../debian-source.sh
+. "$here/../debian-source.sh"
+hint="run tools/scripts/install-deps.sh"
 
 for f in libx264.a x264.h x264_config.h; do
   [ -f "$x264_dir/$f" ] || die "$x264_dir/$f missing (build the patched x264 first: target x264_builds)"
 done
 grep -q 'i_gpu_entropy' "$x264_dir/x264.h" || die "$x264_dir/x264.h is not gpuec's patched x264 (no i_gpu_entropy)"
 [ -f "$canny_include/canny/gudcanny.h" ] || die "$canny_include/canny/gudcanny.h missing"
-for tool in pkg-config make cc ldd; do command -v "$tool" >/dev/null || die "$tool missing: run tools/install-deps.sh"; done
-command -v nasm >/dev/null || die "nasm missing (FFmpeg's x86 assembly): run tools/install-deps.sh"
-command -v clang >/dev/null || die "clang missing (FFmpeg's CUDA filters, --enable-cuda-llvm): run tools/install-deps.sh"
-command -v patchelf >/dev/null || die "patchelf missing (RPATH \$ORIGIN/lib of BUILD/ffmpeg): run tools/install-deps.sh"
+for tool in pkg-config make cc ldd; do command -v "$tool" >/dev/null || die "$tool missing: $hint"; done
+command -v nasm >/dev/null || die "nasm missing (FFmpeg's x86 assembly): $hint"
+command -v clang >/dev/null || die "clang missing (FFmpeg's CUDA filters, --enable-cuda-llvm): $hint"
+command -v patchelf >/dev/null || die "patchelf missing (RPATH \$ORIGIN/lib of BUILD/ffmpeg): $hint"
 for pc in "${ext_pcs[@]}" ffnvcodec; do
-  pkg-config --exists "$pc" || die "pkg-config finds no '$pc' (its -dev package): run tools/install-deps.sh"
+  pkg-config --exists "$pc" || die "pkg-config finds no '$pc' (its -dev package): $hint"
 done
-[ -f /usr/include/lame/lame.h ] || die "lame/lame.h missing (libmp3lame-dev): run tools/install-deps.sh"
+[ -f /usr/include/lame/lame.h ] || die "lame/lame.h missing (libmp3lame-dev): $hint"
 
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 
-check_sha() {  # file expected-sha
-  local got
-  got=$(sha256sum "$1" | cut -d' ' -f1)
-  [ "$got" = "$2" ] || die "$1: SHA-256 $got, expected $2 (not Debian's ffmpeg $DEB_VERSION)"
-}
-
 # ---- 1. pristine source tree in $build/source ----
+# From a .dsc, dpkg-source applies Debian's patches (for 5.1.9-0+deb12u1 one rangecoder revert).
+debian_source "$build" "$source"
 pristine="$build/source"
-if [ ! -f "$pristine/.gpuec-source-ok" ]; then
-  rm -rf "$pristine" "$build/download"
-  mkdir -p "$build/download"
-  if [ -z "$source" ]; then
-    log "fetching Debian source package ffmpeg=$DEB_VERSION"
-    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/install-deps.sh"
-    (cd "$build/download" && apt-get source --download-only "ffmpeg=$DEB_VERSION" >apt-source.log 2>&1) ||
-      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/install-deps.sh, or pass -DFFMPEG_SOURCE=..."
-    source="$build/download/ffmpeg_${DEB_VERSION#7:}.dsc"
-  fi
-  if [ -d "$source" ]; then
-    [ -f "$source/libavfilter/allfilters.c" ] && [ -f "$source/RELEASE" ] || die "$source is not an FFmpeg source tree"
-    grep -qx '5.1.9' "$source/RELEASE" || die "$source is not FFmpeg 5.1.9 (RELEASE says $(head -1 "$source/RELEASE"))"
-    cp -a "$source" "$pristine"
-    rm -rf "$pristine/.git" "$pristine/.pc"
-  elif [[ "$source" == *.dsc ]]; then
-    dir=$(dirname "$source")
-    check_sha "$dir/$ORIG_NAME" "$ORIG_SHA256"
-    check_sha "$dir/$DEBIAN_NAME" "$DEBIAN_SHA256"
-    # dpkg-source applies Debian's patches (debian/patches/series; for 5.1.9-0+deb12u1 one rangecoder
-    # revert).
-    dpkg-source --no-check -x "$source" "$pristine" >"$build/download/dpkg-source.log" 2>&1 ||
-      die "dpkg-source -x failed (see $build/download/dpkg-source.log)"
-    rm -rf "$pristine/.pc"
-  elif [[ "$source" == *.tar.xz || "$source" == *.tar.gz || "$source" == *.tar.bz2 ]]; then
-    [[ "$(basename "$source")" != "$ORIG_NAME" ]] || check_sha "$source" "$ORIG_SHA256"
-    mkdir -p "$pristine"
-    tar -xf "$source" -C "$pristine" --strip-components=1
-    [ -f "$pristine/libavfilter/allfilters.c" ] || die "$source does not hold an FFmpeg source tree"
-  else
-    die "--source must be a directory, a .dsc or a tarball: $source"
-  fi
-  touch "$pristine/.gpuec-source-ok"
-fi
 
 # ---- 2. headers, libraries and pkg-config files of the two libraries ----
 # Only x264.h and x264_config.h are copied: x264's tree also has a config.h that must not shadow FFmpeg's.

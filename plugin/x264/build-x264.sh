@@ -4,15 +4,20 @@
 #   BUILD/patched/x264          the source with plugin/x264/*.patch applied, linked with our stage
 #   BUILD/patched/libx264.a     (plus x264.h, x264_config.h) for other consumers (FFmpeg)
 #   BUILD/timed/x264            with --timed only: the source with plugin/x264/bench/*.patch, which
-#                               times x264's own residual writer per frame (tools/bench-stage.sh)
-# The source comes from `apt-get source` (needs a deb-src entry: tools/install-deps.sh adds one derived
+#                               times x264's own residual writer per frame (tools/bench/bench-stage.sh)
+# The source comes from `apt-get source` (needs a deb-src entry: tools/scripts/install-deps.sh adds one derived
 # from the machine's apt sources) or from --source (a directory of an unpacked source tree, a .dsc, or
-# an x264 .orig tarball). Downloaded or given Debian files are checked against pinned SHA-256 sums.
+# an x264 .orig tarball). Downloaded or given Debian files are checked against pinned SHA-256 sums
+# (plugin/debian-source.sh).
 set -euo pipefail
 
+DEB_PACKAGE=x264
 DEB_VERSION="2:0.164.3095+gitbaee400-3"
-ORIG_SHA256="8b237e94b08c196a1da22f2f25875f10be4cff3648df4eeff21e00da8f683fc2"  # x264_0.164.3095+gitbaee400.orig.tar.gz
-DEBIAN_SHA256="4980a5595db7465c8035e872d31e0eedd98dea936c1601f1cc338433eaff96b7" # x264_0.164.3095+gitbaee400-3.debian.tar.xz
+ORIG_NAME="x264_0.164.3095+gitbaee400.orig.tar.gz"
+ORIG_SHA256="8b237e94b08c196a1da22f2f25875f10be4cff3648df4eeff21e00da8f683fc2"
+DEBIAN_NAME="x264_0.164.3095+gitbaee400-3.debian.tar.xz"
+DEBIAN_SHA256="4980a5595db7465c8035e872d31e0eedd98dea936c1601f1cc338433eaff96b7"
+SOURCE_TITLE=x264 SOURCE_MARKER=encoder/cavlc.c SOURCE_OPTION=X264_SOURCE
 
 here=$(cd "$(dirname "$0")" && pwd)
 build="" source="" cflags="" libs="" timed=0 jobs=$(nproc 2>/dev/null || echo 2)
@@ -47,47 +52,16 @@ mkdir -p "$build"
 build=$(cd "$build" && pwd)
 log() { echo "build-x264: $*"; }
 die() { echo "build-x264: error: $*" >&2; exit 2; }
-
-check_sha() {  # file expected-sha
-  local got
-  got=$(sha256sum "$1" | cut -d' ' -f1)
-  [ "$got" = "$2" ] || die "$1: SHA-256 $got, expected $2 (not Debian's x264 $DEB_VERSION)"
+check_source_dir() {  # an x264 tree of build 164
+  [ -f "$1/encoder/cavlc.c" ] && [ -f "$1/x264.h" ] || die "$1 is not an x264 source tree"
+  grep -q '#define X264_BUILD 164' "$1/x264.h" || die "$1 is not x264 build 164"
 }
+# shellcheck source=../debian-source.sh
+. "$here/../debian-source.sh"
 
 # ---- 1. pristine source tree in $build/source ----
+debian_source "$build" "$source"
 pristine="$build/source"
-if [ ! -f "$pristine/.gpuec-source-ok" ]; then
-  rm -rf "$pristine" "$build/download"
-  mkdir -p "$build/download"
-  if [ -z "$source" ]; then
-    log "fetching Debian source package x264=$DEB_VERSION"
-    command -v dpkg-source >/dev/null || die "dpkg-source missing: run tools/install-deps.sh"
-    (cd "$build/download" && apt-get source --download-only "x264=$DEB_VERSION" >apt-source.log 2>&1) ||
-      die "apt-get source failed (see $build/download/apt-source.log); a deb-src entry is needed: run tools/install-deps.sh, or pass -DX264_SOURCE=..."
-    source="$build/download/x264_${DEB_VERSION#2:}.dsc"
-  fi
-  if [ -d "$source" ]; then
-    [ -f "$source/encoder/cavlc.c" ] && [ -f "$source/x264.h" ] || die "$source is not an x264 source tree"
-    grep -q '#define X264_BUILD 164' "$source/x264.h" || die "$source is not x264 build 164"
-    cp -a "$source" "$pristine"
-    rm -rf "$pristine/.git" "$pristine/.pc"
-  elif [[ "$source" == *.dsc ]]; then
-    dir=$(dirname "$source")
-    check_sha "$dir/x264_0.164.3095+gitbaee400.orig.tar.gz" "$ORIG_SHA256"
-    check_sha "$dir/x264_0.164.3095+gitbaee400-3.debian.tar.xz" "$DEBIAN_SHA256"
-    dpkg-source --no-check -x "$source" "$pristine" >"$build/download/dpkg-source.log" 2>&1 ||
-      die "dpkg-source -x failed (see $build/download/dpkg-source.log)"
-    rm -rf "$pristine/.pc"
-  elif [[ "$source" == *.tar.gz || "$source" == *.tar.xz || "$source" == *.tar.bz2 ]]; then
-    [[ "$(basename "$source")" != x264_0.164.3095+gitbaee400.orig.tar.gz ]] || check_sha "$source" "$ORIG_SHA256"
-    mkdir -p "$pristine"
-    tar -xf "$source" -C "$pristine" --strip-components=1
-    [ -f "$pristine/encoder/cavlc.c" ] || die "$source does not hold an x264 source tree"
-  else
-    die "--source must be a directory, a .dsc or a tarball: $source"
-  fi
-  touch "$pristine/.gpuec-source-ok"
-fi
 
 configure_flags=(--enable-static --bit-depth=8 --chroma-format=all
                  --disable-lavf --disable-ffms --disable-gpac --disable-lsmash --disable-swscale --disable-avs)

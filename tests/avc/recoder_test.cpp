@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "../cavlc/random_mb.h"
+#include "random_mb.h"
 #include "avc/annexb.h"
 #include "avc/headers.h"
 #include "avc/recoder.h"

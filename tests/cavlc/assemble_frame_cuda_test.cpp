@@ -532,7 +532,8 @@ std::vector<cavlc_test::FrameArena> frames_of(const std::vector<cavlc::CapturedS
 TEST(CavlcAssembleFrameCuda, RealCaptures) {
   REQUIRE_GPU();
   const std::vector<std::string> files = capture_files();
-  if (files.empty()) GTEST_SKIP() << "skipped: no captures in " << captures_dir() << " (tools/make-captures.sh)";
+  if (files.empty())
+    GTEST_SKIP() << "skipped: no captures in " << captures_dir() << " (tools/scripts/make-captures.sh)";
   std::mt19937 rng(test_seed() + 5);
   size_t nframes = 0, nslices = 0;
   for (const std::string& path : files) {

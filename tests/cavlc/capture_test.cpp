@@ -1,8 +1,8 @@
-// Real macroblock data (captures of the patched x264, tools/make-captures.sh) through the frame
+// Real macroblock data (captures of the patched x264, tools/scripts/make-captures.sh) through the frame
 // path: code_frame_ref + assemble_slice_ref must give exactly the slices the stage produced during
 // the encode (bit count and hash recorded in the capture), and the CAVLCU kernel (every variant)
 // must fill the same slots as code_frame_ref. Each frame also goes through both coders as a random mix of
-// scan- and raster-order records (tests/cavlc/raster.h, cavlc/mb.h coef_order), which must give the
+// scan- and raster-order records (tests/common/raster.h, cavlc/mb.h coef_order), which must give the
 // scan-order frame's slots. Captures: every *.cap or *.cap.xz in $GPUEC_CAPTURES
 // (default $GPUEC_SHARED_DIR/captures). Frames: a slice with first_mb 0 starts a frame (captures of
 // --threads 1 encodes).
@@ -85,7 +85,7 @@ size_t for_each_frame(Fn fn) {
 
 TEST(CavlcCapture, FramePathReproducesTheStageOutput) {
   if (capture_files().empty())
-    GTEST_SKIP() << "skipped: no captures in " << captures_dir() << " (tools/make-captures.sh)";
+    GTEST_SKIP() << "skipped: no captures in " << captures_dir() << " (tools/scripts/make-captures.sh)";
   size_t nframes = 0, nslices = 0;
   std::mt19937 rng(1);
   const size_t nfiles = for_each_frame([&](const std::string& path, const Frame& f) {

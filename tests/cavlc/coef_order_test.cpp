@@ -2,7 +2,7 @@
 // originals: the frame coder (code_frame_ref: every slot byte, canary included, and every length) and the
 // slice coder (encode_slice_ref: the whole slice with skeleton) on all-raster frames and on random mixes
 // of scan and raster records, for x264-like, extreme and dense frames and several slice layouts. The
-// raster copies come from tests/cavlc/raster.h, whose zigzag is derived independently of the library's.
+// raster copies come from tests/common/raster.h, whose zigzag is derived independently of the library's.
 // Also: the library's zigzag table, scan_order_record, a known answer, and rejection of coef_order > 1.
 // Seed: printed; set it with --seed=N or GPUEC_SEED=N.
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 // coded blocks, 16 non-zero blocks, levels up to the overflow limit, every nC range and category,
 // skipped and I_PCM macroblocks. Frames: 1x1 up to 2160p with 1, 2, 7 slices, a slice per row, slices
 // starting mid-row and random per-macroblock slice ids. Coefficient order (cavlc/mb.h coef_order): frames
-// whose records are a random mix of scan and raster order (tests/cavlc/raster.h) must give the output of
+// whose records are a random mix of scan and raster order (tests/common/raster.h) must give the output of
 // code_frame_ref on the all-scan frame; out-of-range coef_order values stay inside the output arrays.
 // Seed: printed; set it with --seed=N or GPUEC_SEED=N. Under compute-sanitizer frames are kept small.
 #include <cuda_runtime_api.h>

@@ -6,7 +6,7 @@
 // kMaxSafeAbsLevel): bound, bound + 1, the first overflowing level codes, 32767 and -32768, at every
 // position of every block with every TotalCoeff and TrailingOnes.
 //
-// Every record is checked twice: as given (scan order) and as its raster-order copy (tests/cavlc/raster.h,
+// Every record is checked twice: as given (scan order) and as its raster-order copy (tests/common/raster.h,
 // cavlc/mb.h GPUEC_COEF_RASTER), which must give the reference's result on the scan-order record: the same
 // totals and, near the overflow bound, the same exact level_overflow verdict.
 //

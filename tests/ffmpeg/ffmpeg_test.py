@@ -599,7 +599,7 @@ def case_build(env):
 def case_hw_errors(env):
     r = env.ff("-init_hw_device", "cuda", "-f", "lavfi", "-i", "testsrc2=duration=0.2", "-f", "null", "-")
     if r.returncode == 0:
-        print("skipped: a usable CUDA device is present (the GPU machine runs tools/gpu-ffmpeg-cuda.sh)")
+        print("skipped: a usable CUDA device is present (the GPU machine runs tools/scripts/gpu-ffmpeg-cuda.sh)")
         sys.exit(SKIP)
     src = make_container(env, "mp4")
     if not src:

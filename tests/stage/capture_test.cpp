@@ -133,7 +133,7 @@ TEST(StageCapture, WritesEveryFinishedSliceAndReadsBack) {
         EXPECT_EQ(std::memcmp(&got, &f.recs[k], sizeof got), 0) << "record " << k;
       }
     }
-    // Replay as tools/bench_stage.cpp does: skeleton rebased to bit 0, same output bits.
+    // Replay as tools/bench/bench_stage.cpp does: skeleton rebased to bit 0, same output bits.
     std::vector<gpuec_mb> recs = slices[i].recs;
     for (gpuec_mb& r : recs)
       if (r.kind != GPUEC_MB_SKIP) r.skel_bit -= h.start_bit;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "../cavlc/raster.h"
+#include "raster.h"
 #include "stage_parts.h"
 #include "gpu_test.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../cavlc/random_mb.h"
+#include "random_mb.h"
 #include "cavlc/slice.h"
 #include "gpu/device.h"
 #include "gpuec/stage.h"

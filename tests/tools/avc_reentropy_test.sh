@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of the avc-reentropy command (tools/avc_reentropy.cpp), registered as CTest avc_reentropy_tool (label
+# Test of the avc-reentropy command (tools/cli/avc_reentropy.cpp), registered as CTest avc_reentropy_tool (label
 # unit) by tests/tools/CMakeLists.txt. usage: avc_reentropy_test.sh AVC_REENTROPY CONFORMANCE_DIR cuda|nocuda
 # Usage errors (exit 1), unreadable, empty, damaged, truncated and unwritable files (exit 2 with the NAL unit
 # named), --check on an identical output (exit 0), and the backends: cpu and auto give the input back; cuda gives it
@@ -19,20 +19,20 @@ expect 1 "--batch-mbs 0" -- "$TOOL" --batch-mbs 0 "$S" "$T/o.264"
 expect 1 "--device -1" -- "$TOOL" --device -1 "$S" "$T/o.264"
 expect 1 "--batch-mbs x" -- "$TOOL" --batch-mbs 12x "$S" "$T/o.264"
 expect 2 "missing input" -- "$TOOL" "$T/none.264" "$T/o.264"
-grep -q "cannot read" "$T/err" && ok "missing input: message" || bad "missing input: $(cat "$T/err")"
+stderr_has "cannot read" "missing input: message"
 
 # A stream that is not H.264: an SPS of garbage.
 printf '\x00\x00\x00\x01\x67\xff\xff\xff\xff\xff\xff\x00\x00\x01\x68\xee' >"$T/bad.264"
 expect 2 "damaged SPS" -- "$TOOL" "$T/bad.264" "$T/o.264"
-grep -q "NAL 0" "$T/err" && ok "damaged SPS: names NAL 0" || bad "damaged SPS: $(cat "$T/err")"
+stderr_has "NAL 0" "damaged SPS: names NAL 0"
 expect 2 "empty input" -- "$TOOL" /dev/null "$T/o.264"
-grep -q "empty stream" "$T/err" && ok "empty input: message" || bad "empty input: $(cat "$T/err")"
+stderr_has "empty stream" "empty input: message"
 
 if [ -f "$S" ]; then
   for b in cpu auto; do
     expect 0 "--backend $b --check" -- "$TOOL" --backend "$b" --check "$S" "$T/$b.264"
     cmp -s "$S" "$T/$b.264" && ok "$b: output == input" || bad "$b: output differs"
-    grep -q "output identical to the input" "$T/err" && ok "$b: summary" || bad "$b: summary: $(cat "$T/err")"
+    stderr_has "output identical to the input" "$b: summary"
   done
   expect 0 "--batch-mbs 1" -- "$TOOL" --backend cpu --batch-mbs 1 --check "$S" "$T/o.264"
   expect 0 "-q: no summary" -- "$TOOL" -q "$S" "$T/o.264"
@@ -43,7 +43,7 @@ if [ -f "$S" ]; then
   # Truncated in the middle of a slice: refused with the NAL unit named, the NAL units before it written.
   head -c 20000 "$S" >"$T/trunc.264"
   expect 2 "truncated stream" -- "$TOOL" "$T/trunc.264" "$T/o.264"
-  grep -q "NAL [0-9]" "$T/err" && ok "truncated: names the NAL unit" || bad "truncated: $(cat "$T/err")"
+  stderr_has "NAL [0-9]" "truncated: names the NAL unit"
   if [ "$CUDA" = cuda ]; then
     "$TOOL" --backend cuda --check -q "$S" "$T/cuda.264" 2>"$T/err"; rc=$?
     if [ $rc = 0 ] && cmp -s "$S" "$T/cuda.264"; then ok "cuda: output == input"
@@ -51,7 +51,7 @@ if [ -f "$S" ]; then
     else bad "cuda: exit $rc: $(cat "$T/err")"; fi
   else
     expect 2 "--backend cuda (no CUDA in the build)" -- "$TOOL" --backend cuda "$S" "$T/o.264"
-    grep -q "no CUDA" "$T/err" && ok "no CUDA: message" || bad "no CUDA: $(cat "$T/err")"
+    stderr_has "no CUDA" "no CUDA: message"
   fi
 else
   echo "skipped: $S not found (the conformance streams)"

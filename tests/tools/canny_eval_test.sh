@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of canny-eval (tools/canny_eval.cpp), registered as CTest canny_eval_tool (label unit) by
+# Test of canny-eval (tools/cli/canny_eval.cpp), registered as CTest canny_eval_tool (label unit) by
 # tests/tools/CMakeLists.txt. usage: canny_eval_test.sh CANNY_EVAL
 # Tiny hand-made maps with known precision / recall / MSE (exact match, 1-px shift inside the tolerance, shift
 # outside it, the one-to-one rule, an instance that needs an augmenting path, several annotations, empty
@@ -105,9 +105,9 @@ expect 1 "--tolerance without value"     -- "$TOOL" "$T/line.pgm" "$T/line.pbm" 
 expect 2 "missing edge file"             -- "$TOOL" "$T/nonexistent.pgm" "$T/line.pbm"
 expect 2 "missing GT file"               -- "$TOOL" "$T/line.pgm" "$T/nonexistent.pbm"
 expect 2 "size mismatch"                 -- "$TOOL" "$T/line.pgm" "$T/line.pbm" "$T/small.pgm"
-grep -q "10x12 differs" "$T/err" && ok "size mismatch message names both sizes" || bad "size message: $(cat "$T/err")"
+stderr_has "10x12 differs" "size mismatch message names both sizes"
 expect 2 "truncated P5 raster"           -- "$TOOL" "$T/trunc.pgm" "$T/line.pbm"
-grep -q "truncated" "$T/err" && ok "truncated message" || bad "truncated message: $(cat "$T/err")"
+stderr_has "truncated" "truncated message"
 expect 2 "truncated P4 raster"           -- "$TOOL" "$T/line.pgm" "$T/trunc.pbm"
 expect 2 "truncated header"              -- "$TOOL" "$T/trunc_head.pgm" "$T/line.pbm"
 expect 2 "PPM"                           -- "$TOOL" "$T/ppm.ppm" "$T/line.pbm"

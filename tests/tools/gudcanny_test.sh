@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of the gudcanny tool (tools/gudcanny.cpp), registered as CTest gudcanny_tool (label unit) by
+# Test of the gudcanny tool (tools/cli/gudcanny.cpp), registered as CTest gudcanny_tool (label unit) by
 # tests/tools/CMakeLists.txt. usage: gudcanny_test.sh GUDCANNY GUDCANNY_REF png|nopng cuda|nocuda
 # With cuda (a CUDA build): --backend cuda must give the CPU's bytes where a GPU is usable, else exit 2
 # with the CUDA error (the machine has no GPU).
@@ -111,30 +111,30 @@ if [ "$CUDA" = cuda ]; then
   done
 else
   expect 2 "--backend cuda (no CUDA in the build)" -- "$TOOL" --backend cuda "$T/step.pgm" "$T/o.pgm"
-  grep -q "no CUDA" "$T/err" && ok "cuda message says the build has no CUDA" || bad "cuda message: $(cat "$T/err")"
+  stderr_has "no CUDA" "cuda message says the build has no CUDA"
 fi
 expect 2 "missing file"               -- "$TOOL" "$T/nonexistent.pgm" "$T/o.pgm"
 expect 2 "truncated PGM raster"       -- "$TOOL" "$T/truncated.pgm" "$T/o.pgm"
-grep -q "truncated" "$T/err" && ok "truncated message" || bad "truncated message: $(cat "$T/err")"
+stderr_has "truncated" "truncated message"
 expect 2 "truncated PGM header"       -- "$TOOL" "$T/truncated_header.pgm" "$T/o.pgm"
 expect 2 "P2 ascii"                   -- "$TOOL" "$T/ascii.pgm" "$T/o.pgm"
-grep -q "P2" "$T/err" && ok "P2 message" || bad "P2 message: $(cat "$T/err")"
+stderr_has "P2" "P2 message"
 expect 2 "maxval 65535"               -- "$TOOL" "$T/maxval16.pgm" "$T/o.pgm"
-grep -q "16-bit" "$T/err" && ok "16-bit message" || bad "16-bit message: $(cat "$T/err")"
+stderr_has "16-bit" "16-bit message"
 expect 2 "zero width"                 -- "$TOOL" "$T/zero_width.pgm" "$T/o.pgm"
 expect 2 "garbage"                    -- "$TOOL" "$T/garbage.pgm" "$T/o.pgm"
 expect 2 "empty file"                 -- "$TOOL" "$T/empty.pgm" "$T/o.pgm"
 expect 2 "unwritable OUT"             -- "$TOOL" -q "$T/step.pgm" "$T/no/such/dir/o.pgm"
 expect 2 "candidates: bad line"       -- "$TOOL" --candidates "$T/cands_bad.txt" "$T/step.pgm" "$T/o.pgm"
-grep -q "cands_bad.txt:2:" "$T/err" && ok "bad candidate line number reported" || bad "line number: $(cat "$T/err")"
+stderr_has "cands_bad.txt:2:" "bad candidate line number reported"
 expect 2 "candidates: low >= high"    -- "$TOOL" --candidates "$T/cands_order.txt" "$T/step.pgm" "$T/o.pgm"
-grep -q "cands_order.txt:3:" "$T/err" && ok "low>=high line number reported" || bad "line number: $(cat "$T/err")"
+stderr_has "cands_order.txt:3:" "low>=high line number reported"
 expect 2 "candidates: missing file"   -- "$TOOL" --candidates "$T/nonexistent.txt" "$T/step.pgm" "$T/o.pgm"
 expect 1 "--frame on PGM input"       -- "$TOOL" --frame 1 "$T/step.pgm" "$T/o.pgm"
 
 # ---- the step edge: exactly one edge column, all rows
 expect 0 "step.pgm"                   -- "$TOOL" --json "$T/step.json" "$T/step.pgm" "$T/step_out.pgm"
-grep -q "edge pixels" "$T/err" && ok "summary line on stderr" || bad "no summary line"
+stderr_has "edge pixels" "summary line on stderr"
 n=$(pgm_check "$T/step_out.pgm" 64 24) && ok "step output is a 64x24 0/255 PGM" || bad "step output not a valid PGM"
 python3 - "$T/step_out.pgm" <<'PY' && ok "vertical step gives exactly one full edge column" || bad "step edge columns"
 import sys
@@ -202,7 +202,7 @@ PY
 "$TOOL" -q "$T/two.y4m" "$T/y0.pgm" && [ "$(pgm_check "$T/y0.pgm" 64 24)" = 0 ] &&
   ok "y4m frame 0 (flat) has no edges" || bad "y4m frame 0"
 expect 2 "y4m --frame 5 (2 frames)"   -- "$TOOL" --frame 5 "$T/two.y4m" "$T/o.pgm"
-grep -q "out of range" "$T/err" && ok "--frame out of range message" || bad "--frame message: $(cat "$T/err")"
+stderr_has "out of range" "--frame out of range message"
 if command -v xz >/dev/null; then
   xz -k "$T/two.y4m" && "$TOOL" -q --frame 1 "$T/two.y4m.xz" "$T/yx.pgm" && cmp -s "$T/yx.pgm" "$T/step_out.pgm" &&
     ok "y4m.xz --frame 1 equals the PGM" || bad "y4m.xz --frame 1"

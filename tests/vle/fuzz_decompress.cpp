@@ -1,5 +1,5 @@
 // libFuzzer target for the .gvle reader (vle/format.h) and, behind it, the decoder (vle/decode.h).
-// Not part of the CMake build: tools/fuzz-gvle.sh builds and runs it (docs/fuzzing.md).
+// Not part of the CMake build: tools/scripts/fuzz-gvle.sh builds and runs it (docs/fuzzing.md).
 //
 // Each input is used three ways:
 //   1. decompressed as is: success must mean the output matches the content hash, failure must

@@ -11,7 +11,7 @@
 // luma DC 24, chroma DC 25..26; the values neighbours see: skipped 0, I_PCM 16, uncoded 0), then reads its
 // left/top neighbours' records and codes. Waits are therefore short: a region publishes before it waits.
 //
-// Tuning record (H200, tools/bench_cavlcu_gpu.cu, random x264-like frames, median us per frame, QP40/QP10):
+// Tuning record (H200, tools/bench/bench_cavlcu_gpu.cu, random x264-like frames, median us per frame, QP40/QP10):
 //   2160p fused 65/85, two-pass 47/70 with 45 registers (5 blocks/SM); a persistent grid changed nothing
 //   (variant kFusedPersistent, retired; frame_kernel<kModeFused> still loops over tickets, so a smaller grid works);
 //   __launch_bounds__(256, 8) (32 registers, 4 bytes spilled): fused 57/82, two-pass 47/76; 1080p fused

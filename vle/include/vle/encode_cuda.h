@@ -36,7 +36,7 @@
 //     arguments out of contract (n too large, out misaligned, workspace too small or null, null
 //     in/out with n > 0), else the first failing CUDA call. Faults inside the kernel appear at the
 //     next synchronization, as usual in CUDA.
-// Throughput (H200, tools/bench_gvle_gpu.cu, Canterbury files replicated to >= 100 MB, kernel time
+// Throughput (H200, tools/bench/bench_gvle_gpu.cu, Canterbury files replicated to >= 100 MB, kernel time
 // with data resident): see the tuning record in vle/src/cuda/encode.cu.
 #pragma once
 

@@ -3,7 +3,7 @@
 // (tools/bench/kernels/src/gvle_encode_variants.cu, gvle-bench-gpu); the names: b<threads>-<kernel: paper/pipe =
 // 1, v2, v3>-<options>.
 //
-// Tuning record: NVIDIA H200 (sm_90, 132 SMs, driver 580), CUDA 13.0, tools/bench_gvle_gpu.cu (14
+// Tuning record: NVIDIA H200 (sm_90, 132 SMs, driver 580), CUDA 13.0, tools/bench/bench_gvle_gpu.cu (14
 // Canterbury files replicated to >= 100 MiB, Huffman tables from build_code, median kernel time of 50
 // runs; average GB/s of input; a device-to-device copy moved 1.84 TB/s, 3.67 TB/s read + write).
 //   run 1  b128 (paper kernel + prefetch) 705, b256 740, b512 766; paper kernel as published 595

@@ -15,7 +15,7 @@ uint64_t exclusive_scan_ref(const uint32_t* len, uint64_t n, uint64_t* offsets) 
   return sum;
 }
 
-// Chosen by tools/bench_gvle_gpu.cu on an NVIDIA H200 (CUDA 13.0, CCCL 3.0), random lengths 0..16,
+// Chosen by tools/bench/bench_gvle_gpu.cu on an NVIDIA H200 (CUDA 13.0, CCCL 3.0), random lengths 0..16,
 // median of 50 runs, effective GB/s counting 4 bytes read and 8 written per item (run 3):
 //   items      segmented-atomic      cub DeviceScan::ExclusiveSum
 //   2^17       8.0 us                12.1 us

@@ -19,7 +19,7 @@
 // Work unit: one block builds one output tile at a time, kPackTileBytes, or kPackLargeTileBytes
 // when out_bytes >= kPackLargeOutputBytes (tests aim at both tiles' boundaries), so an out_bytes far
 // above the real size costs some latency (1080p frame: 14 us, 20 us with out_bytes 64 MiB).
-// H200 (tools/bench_pack_gpu.cu): a 1080p frame of CAVLC-sized codes (220k segments) in 14 us;
+// H200 (tools/bench/bench_pack_gpu.cu): a 1080p frame of CAVLC-sized codes (220k segments) in 14 us;
 // 2^20-bit segments at 5.3 Tbit/s of output, 1.3 TB/s of traffic (copy: 4.26 TB/s).
 #pragma once
 

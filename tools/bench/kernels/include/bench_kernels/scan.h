@@ -14,7 +14,7 @@
 //                     Precondition: total < 2^57 (larger sums give unspecified offsets).
 //   kCub              cub::DeviceScan::ExclusiveSum (CCCL's decoupled look-back), lengths widened
 //                     to 64 bits on load, the total written by the same pass. Any total < 2^64.
-//   kDefault          the faster one on the H200 (tools/bench_gvle_gpu.cu; record in src/scan.cpp).
+//   kDefault          the faster one on the H200 (tools/bench/bench_gvle_gpu.cu; record in src/scan.cpp).
 // Both give exactly exclusive_scan_ref's result (integer sums: no rounding, order irrelevant).
 #pragma once
 

@@ -9,7 +9,7 @@
 //   - Each word's bits come from one or two source words by a funnel shift and go into the tile in
 //     shared memory (atomicOr at seams, plain store for a word one segment covers); the tile then
 //     leaves as coalesced big-endian words. Every output word is written once; no global atomics.
-// Why, measured on the H200 (tools/bench_pack_gpu.cu; copy bandwidth 4.26 TB/s read + write):
+// Why, measured on the H200 (tools/bench/bench_pack_gpu.cu; copy bandwidth 4.26 TB/s read + write):
 //   1080p frame (220k segments of 0..200 bits, 2.75 MB): 13.7 us (a memcpy of the same traffic: 7.3)
 //   16 frames (3.5M segments, 44 MB): 115 us; 16M segments of 0..32 bits: 237 us
 //   2048 segments of 0..2^20 bits (137 MB): 207 us, 1.3 TB/s of traffic (31 % of copy)

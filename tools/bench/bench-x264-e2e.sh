@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# x264 end to end, stock against --gpu-entropy (issue 4's acceptance: ultrafast QP 10 1080p --threads 16 at
+# least 1.15x the stock frame rate; medium QP 26 not slower than 0.98x). For every configuration the
+# encoders run in turns (stock, cuda, cpu, stock, ...) R times on the same clip; every stream must be
+# byte-identical to stock's; the frame rate is x264's own ("encoded N frames, F fps"), the table gives the
+# median over the runs and the ratio of medians. Writes DIR/results.md (Markdown) and DIR/runs.csv.
+set -euo pipefail
+
+prog=bench-x264-e2e
+stock="" patched="" clip_tool="" out="" runs=5 frames=120 threads=16 clip=pan_1080p
+configs="ultrafast:10 medium:26"
+backends="cuda cpu"
+
+usage() {
+  cat <<USAGE
+usage: bench-x264-e2e.sh --stock X264 --patched X264 --clip-tool GPUEC_CLIP --out DIR
+                         [--runs R] [--frames N] [--threads T] [--clip NAME] [--configs "PRESET:QP ..."]
+                         [--backends "cuda cpu"]
+  --stock, --patched  the two x264 binaries (BUILD/plugin/x264/{stock,patched}/x264)
+  --clip-tool         gpuec-clip (BUILD/sequences/gpuec-clip); the clip is made once in DIR
+  --runs R            runs per encoder and configuration, in turns (default $runs)
+  --frames N          frames of the clip (default $frames)
+  --threads T         x264 --threads (default $threads)
+  --clip NAME         gpuec-clip name (default $clip)
+  --configs           preset:qp pairs (default "$configs"); always --profile baseline
+  --backends          --gpu-entropy values compared with stock (default "$backends")
+Exit: 0 done (ratios are reported, not judged), 1 usage, 2 a failed encode or a stream that differs.
+USAGE
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../scripts/lib.sh; [ -f "$lib" ] || lib=$here/lib.sh  # in a GPU bundle: beside this script
+# shellcheck source=../scripts/lib.sh
+. "$lib"
+parse_options "--stock=stock --patched=patched --clip-tool=clip_tool --out=out --runs=runs --frames=frames
+               --threads=threads --clip=clip --configs=configs --backends=backends" "$@"
+[ -n "$stock" ] && [ -n "$patched" ] && [ -n "$clip_tool" ] && [ -n "$out" ] || { usage >&2; exit 1; }
+for f in "$stock" "$patched" "$clip_tool"; do [ -x "$f" ] || die "$f is not an executable"; done
+mkdir -p "$out"
+y4m="$out/$clip.f$frames.y4m"
+[ -f "$y4m" ] || "$clip_tool" get "$clip" -o "$y4m" --frames "$frames" >&2 || die "cannot make clip $clip"
+
+fps_of() { sed -n 's/.*encoded [0-9]* frames, \([0-9.]*\) fps.*/\1/p' "$1" | tail -1; }
+
+echo "config,encoder,run,fps" >"$out/runs.csv"
+{
+  echo "| clip | preset | QP | threads | stock fps | $(for b in $backends; do printf '%s fps | %s / stock | ' "$b" "$b"; done)"
+  echo "|---|---|---|---|---|$(for b in $backends; do printf -- '---|---|'; done)"
+} >"$out/results.md"
+
+for cfg in $configs; do
+  preset=${cfg%%:*} qp=${cfg##*:}
+  opts=(--profile baseline --preset "$preset" --qp "$qp" --threads "$threads")
+  name="${preset}_qp$qp"
+  for r in $(seq 1 "$runs"); do
+    for enc in stock $backends; do
+      log="$out/$name.$enc.$r.log" stream="$out/$name.$enc.264"
+      if [ "$enc" = stock ]; then cmd=("$stock" "${opts[@]}" -o "$stream" "$y4m")
+      else cmd=("$patched" "${opts[@]}" --gpu-entropy "$enc" -o "$stream" "$y4m"); fi
+      "${cmd[@]}" >"$log" 2>&1 || die "encode failed: ${cmd[*]} (log $log)"
+      fps=$(fps_of "$log"); [ -n "$fps" ] || die "no fps in $log"
+      echo "$name,$enc,$r,$fps" >>"$out/runs.csv"
+      if [ "$enc" != stock ]; then
+        cmp -s "$out/$name.stock.264" "$stream" || die "$name: --gpu-entropy $enc stream differs from stock (run $r)"
+        grep -q "gpu-entropy: $enc stage on" "$log" || die "$name: the $enc stage was not on (log $log)"
+      fi
+      echo "bench-x264-e2e: $name $enc run $r: $fps fps" >&2
+    done
+  done
+  s=$(awk -F, -v c="$name" '$1==c && $2=="stock" {print $4}' "$out/runs.csv" | median)
+  row="| $clip | $preset | $qp | $threads | $s | "
+  for b in $backends; do
+    m=$(awk -F, -v c="$name" -v e="$b" '$1==c && $2==e {print $4}' "$out/runs.csv" | median)
+    row+="$m | $(awk -v a="$m" -v b="$s" 'BEGIN {printf "%.3f", a / b}') | "
+  done
+  echo "$row" >>"$out/results.md"
+  rm -f "$out/$name".*.264
+done
+cat "$out/results.md"

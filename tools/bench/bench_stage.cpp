@@ -1,0 +1,330 @@
+// gpuec-bench-stage: times the CPU entropy stage on captured slices (gpuec/capture.h), and the
+// machine's memcpy bandwidth as a reference. Driven by tools/bench/bench-stage.sh; see docs/benchmarks.md.
+//
+// For every frame of the capture (a frame starts at a slice with first_mb 0; capture with x264
+// --threads 1) it times:
+//   stage:  what the stage's cpu backend runs for the frame: the skeleton copies of gpuec_slice_defer
+//           (cavlc::put_skeleton) and the frame coder's CPU path (cavlc/frame_coder.h, submit and
+//           complete: encode_frame_ref, residual coding of every macroblock plus the splice). The frame
+//           coder's input arrays are filled before the clock starts (x264 writes them in its macroblock
+//           loop);
+//   commit: cavlc::mb_totals over the frame's coded records, the check gpuec_mb_commit runs inside
+//           x264's macroblock loop (TotalCoeff of every block, level overflow).
+// Before timing, every slice is coded once and its bit count and output hash must equal the captured
+// ones, so the benchmark runs the real inputs to the real output.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cavlc/capture.h"
+#include "cavlc/frame.h"
+#include "cavlc/frame_coder.h"
+#include "cavlc/slice.h"
+#include "bench_util.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: gpuec-bench-stage CAPTURE [--repeats R] [--warmup W] [--interleave]\n"
+               "       gpuec-bench-stage --memcpy [--size MIB] [--repeats R] [--warmup W]\n"
+               "\n"
+               "CAPTURE  a capture written by the stage with GPUEC_CAPTURE=FILE (x264 --threads 1)\n"
+               "  --repeats R   timed runs per frame (default 30); the median is reported\n"
+               "  --warmup W    untimed runs before them (default 3)\n"
+               "  --interleave  run pass by pass over all frames (each frame's data is cold again,\n"
+               "                unless all frames fit in the caches) instead of W + R runs of one\n"
+               "                frame after the other (its data stays cache-warm)\n"
+               "  --memcpy      time memcpy of MIB MiB (default 64) instead; reports GB/s copied\n"
+               "                (bytes copied per second; the memory traffic is twice that)\n"
+               "\n"
+               "Output: one 'frame' line per frame, then a 'summary' line of key=value pairs (times in us):\n"
+               "  frame INDEX SLICES MBS CODED_MBS RESIDUAL_MBS INPUT_BYTES STAGE_US COMMIT_US\n"
+               "  (CODED_MBS: not skipped; RESIDUAL_MBS: with residual blocks or I_PCM samples)\n"
+               "  summary frames= mbs= stage_us_median= stage_us_mean= commit_us_median=\n"
+               "          commit_us_mean= input_bytes_mean= mb_per_s=\n"
+               "Exit status: 0 ok, 1 usage, 2 unreadable capture, 3 output differs from the capture.\n");
+}
+
+using gpuec_bench::median;
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+double us_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// One captured slice.
+struct Slice {
+  const cavlc::CapturedSlice* cap;
+  std::vector<gpuec_mb> recs;
+};
+
+struct Frame {
+  std::vector<Slice> slices;
+  int mb_width = 0, mb_height = 0;
+  int mbs = 0;
+  int coded = 0;
+  int residual = 0;  // macroblocks x264's writer writes residual for: Intra16x16, I_PCM, cbp != 0
+  size_t input_bytes = 0;  // coded records + skeleton: what an upload to a GPU would carry
+};
+
+struct Bench {
+  std::unique_ptr<cavlc::FrameCoder> coder;
+  int coder_w = 0, coder_h = 0;
+  std::vector<size_t> skel_off;  // per slice of the frame in hand
+
+  // Fills the frame coder's arrays with the frame as the stage does (records, slice ids, leads, slices);
+  // false when the coder cannot be made.
+  bool fill(const Frame& f) {
+    if (!coder || coder_w != f.mb_width || coder_h != f.mb_height) {
+      std::string why;
+      coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, f.mb_width, f.mb_height, 0, &why);
+      if (!coder) {
+        std::fprintf(stderr, "gpuec-bench-stage: frame coder: %s\n", why.c_str());
+        return false;
+      }
+      coder_w = f.mb_width;
+      coder_h = f.mb_height;
+    }
+    skel_off.clear();
+    size_t n = 0, off = 0;
+    for (size_t k = 0; k < f.slices.size(); ++k) {
+      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
+      skel_off.push_back(off);
+      int64_t pos = h.start_bit;
+      const size_t first = n;
+      for (const gpuec_mb& m : f.slices[k].recs) {
+        coder->records()[n] = m;
+        coder->slice_ids()[n] = static_cast<int32_t>(k);
+        coder->leads()[n] = cavlc::MbLead{0, 0, 0};
+        if (m.kind != GPUEC_MB_SKIP) {
+          coder->leads()[n] = cavlc::MbLead{off * 8 + static_cast<uint64_t>(pos - h.start_bit),
+                                            static_cast<uint32_t>(m.skel_bit - pos), 0};
+          pos = m.skel_bit;
+        }
+        ++n;
+      }
+      cavlc::FrameSlice& fs = coder->slices()[k];
+      fs.first_mb = static_cast<int32_t>(first);
+      fs.mb_count = static_cast<int32_t>(n - first);
+      fs.tail_src_bit = off * 8 + static_cast<uint64_t>(pos - h.start_bit);
+      fs.tail_len = static_cast<uint32_t>(h.end_bit - pos + 1);
+      fs.reserved = 0;
+      off = (off + cavlc::skeleton_bytes(static_cast<uint64_t>(h.end_bit - h.start_bit)) + 3) & ~size_t{3};
+    }
+    return coder->skeleton(off + 4) != nullptr;
+  }
+
+  // Codes the frame (after fill); returns the number of slices coded correctly, i.e. all of them unless
+  // `check` finds a difference from the capture (reported on stderr).
+  size_t run_stage(const Frame& f, bool check) {
+    uint8_t* area = coder->skeleton(0);
+    size_t end = 0;
+    for (size_t k = 0; k < f.slices.size(); ++k) {
+      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
+      end = skel_off[k] + cavlc::put_skeleton(area + skel_off[k], f.slices[k].cap->skeleton.data(),
+                                              static_cast<uint64_t>(h.end_bit - h.start_bit));
+    }
+    std::string why;
+    const uint8_t* out = nullptr;
+    const cavlc::SliceResult* res = nullptr;
+    const bool coded = coder->submit(f.mb_height, static_cast<int>(f.slices.size()), end, &why) &&
+                       coder->complete(&out, &res, &why);
+    if (!check) return 0;
+    if (!coded) {
+      std::fprintf(stderr, "gpuec-bench-stage: the frame coder rejects the captured frame: %s\n", why.c_str());
+      return 0;
+    }
+    size_t ok = 0;
+    for (size_t k = 0; k < f.slices.size(); ++k) {
+      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
+      const int64_t bits = static_cast<int64_t>(res[k].bits) - 1;  // without the stop bit
+      if (const uint64_t hash = cavlc::capture_hash(out + (res[k].out_bit >> 3), bits);
+          bits != h.out_bits || hash != h.out_hash) {
+        std::fprintf(stderr, "gpuec-bench-stage: slice %llu: %lld bits (hash %016llx), captured %lld bits "
+                     "(hash %016llx)\n", static_cast<unsigned long long>(h.slice_index),
+                     static_cast<long long>(bits), static_cast<unsigned long long>(hash),
+                     static_cast<long long>(h.out_bits), static_cast<unsigned long long>(h.out_hash));
+      } else {
+        ++ok;
+      }
+    }
+    return ok;
+  }
+
+  static unsigned run_commit(const Frame& f) {
+    unsigned sink = 0;
+    uint8_t t[GPUEC_TC_COUNT];
+    for (const Slice& s : f.slices)
+      for (const gpuec_mb& m : s.recs)
+        if (m.kind != GPUEC_MB_SKIP) sink += static_cast<unsigned>(cavlc::mb_totals(m, t)) + t[0] + t[24];
+    return sink;
+  }
+};
+
+int bench_memcpy(double mib, int repeats, int warmup) {
+  const size_t bytes = static_cast<size_t>(mib * 1024 * 1024);
+  if (bytes == 0) {
+    std::fprintf(stderr, "gpuec-bench-stage: --size must be > 0\n");
+    return 1;
+  }
+  std::vector<uint8_t> src(bytes), dst(bytes);
+  for (size_t i = 0; i < bytes; ++i) src[i] = static_cast<uint8_t>(i * 131);
+  std::memset(dst.data(), 1, bytes);
+  std::vector<double> gbs;
+  for (int i = 0; i < warmup + repeats; ++i) {
+    src[static_cast<size_t>(i) % bytes] ^= 1;  // a different copy every time
+    const auto t0 = Clock::now();
+    std::memcpy(dst.data(), src.data(), bytes);
+    const double us = us_since(t0);
+    if (dst[static_cast<size_t>(i) % bytes] != src[static_cast<size_t>(i) % bytes]) return 3;
+    if (i >= warmup) gbs.push_back(static_cast<double>(bytes) / us * 1e-3);
+  }
+  std::printf("memcpy size_mib=%g repeats=%d gb_per_s_median=%.2f gb_per_s_min=%.2f gb_per_s_max=%.2f\n", mib,
+              repeats, median(gbs), *std::min_element(gbs.begin(), gbs.end()),
+              *std::max_element(gbs.begin(), gbs.end()));
+  return 0;
+}
+
+using gpuec_bench::parse_int;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path;
+  int repeats = 30, warmup = 3;
+  bool interleave = false, memcpy_mode = false;
+  double size_mib = 64;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "-h" || a == "--help") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--repeats" && has_value) {
+      if (!parse_int(argv[++i], 1, &repeats)) return usage(stderr), 1;
+    } else if (a == "--warmup" && has_value) {
+      if (!parse_int(argv[++i], 0, &warmup)) return usage(stderr), 1;
+    } else if (a == "--size" && has_value) {
+      char* end = nullptr;
+      size_mib = std::strtod(argv[++i], &end);
+      if (*end || !(size_mib > 0 && size_mib <= 4096)) return usage(stderr), 1;
+    } else if (a == "--interleave") {
+      interleave = true;
+    } else if (a == "--memcpy") {
+      memcpy_mode = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "gpuec-bench-stage: unknown option or missing value: %s\n", a.c_str());
+      return usage(stderr), 1;
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      std::fprintf(stderr, "gpuec-bench-stage: more than one capture given\n");
+      return 1;
+    }
+  }
+  if (memcpy_mode) return bench_memcpy(size_mib, repeats, warmup);
+  if (path.empty()) return usage(stderr), 1;
+
+  std::vector<cavlc::CapturedSlice> caps;
+  std::string error;
+  if (!cavlc::read_capture(path, caps, error)) {
+    std::fprintf(stderr, "gpuec-bench-stage: %s\n", error.c_str());
+    return 2;
+  }
+  if (caps.empty() || caps[0].head.first_mb != 0) {
+    std::fprintf(stderr, "gpuec-bench-stage: %s: %s\n", path.c_str(),
+                 caps.empty() ? "no slices" : "the first slice does not start a frame (first_mb != 0)");
+    return 2;
+  }
+  std::vector<Frame> frames;
+  for (const cavlc::CapturedSlice& c : caps) {
+    const cavlc::CaptureSliceHeader& h = c.head;
+    if (h.first_mb == 0) frames.emplace_back();
+    frames.back().mb_width = static_cast<int>(h.mb_width);
+    frames.back().mb_height = static_cast<int>(h.mb_height);
+    Slice s{&c, c.recs};
+    for (gpuec_mb& m : s.recs) {
+      if (m.kind == GPUEC_MB_SKIP) continue;
+      ++frames.back().coded;
+      if (m.kind != GPUEC_MB_NORMAL || m.cbp != 0) ++frames.back().residual;
+      frames.back().input_bytes += sizeof(gpuec_mb);
+    }
+    frames.back().mbs += static_cast<int>(h.record_count);
+    frames.back().input_bytes += c.skeleton.size();
+    frames.back().slices.push_back(std::move(s));
+  }
+  Bench bench;
+  size_t n_slices = 0, ok = 0;
+  for (const Frame& f : frames) {
+    n_slices += f.slices.size();
+    if (f.mbs != f.mb_width * f.mb_height) {
+      std::fprintf(stderr, "gpuec-bench-stage: %s: a frame of %d macroblocks, not %d x %d\n", path.c_str(), f.mbs,
+                   f.mb_width, f.mb_height);
+      return 2;
+    }
+    if (!bench.fill(f)) return 2;
+    ok += bench.run_stage(f, true);
+  }
+  if (ok != n_slices) {
+    std::fprintf(stderr, "gpuec-bench-stage: %s: %zu of %zu slices differ from the capture\n", path.c_str(),
+                 n_slices - ok, n_slices);
+    return 3;
+  }
+
+  const size_t nf = frames.size();
+  std::vector<std::vector<double>> stage_us(nf), commit_us(nf);
+  volatile unsigned sink = 0;
+  auto time_frame = [&](size_t i, bool keep) {
+    if (!bench.fill(frames[i])) std::exit(2);
+    auto t0 = Clock::now();
+    bench.run_stage(frames[i], false);
+    const double s = us_since(t0);
+    t0 = Clock::now();
+    sink = sink + Bench::run_commit(frames[i]);
+    const double c = us_since(t0);
+    if (keep) {
+      stage_us[i].push_back(s);
+      commit_us[i].push_back(c);
+    }
+  };
+  if (interleave) {
+    for (int r = 0; r < warmup + repeats; ++r)
+      for (size_t i = 0; i < nf; ++i) time_frame(i, r >= warmup);
+  } else {
+    for (size_t i = 0; i < nf; ++i)
+      for (int r = 0; r < warmup + repeats; ++r) time_frame(i, r >= warmup);
+  }
+
+  std::printf("# gpuec-bench-stage %s: %zu frames, %zu slices, %d repeats (+%d warm-up), %s order\n",
+              path.c_str(), nf, n_slices, repeats, warmup, interleave ? "interleaved" : "frame-by-frame");
+  std::printf("# frame slices mbs coded_mbs residual_mbs input_bytes stage_us commit_us (medians)\n");
+  std::vector<double> stage_med(nf), commit_med(nf), input(nf);
+  int64_t total_mbs = 0;
+  for (size_t i = 0; i < nf; ++i) {
+    stage_med[i] = median(stage_us[i]);
+    commit_med[i] = median(commit_us[i]);
+    input[i] = static_cast<double>(frames[i].input_bytes);
+    total_mbs += frames[i].mbs;
+    std::printf("frame %zu %zu %d %d %d %zu %.2f %.2f\n", i, frames[i].slices.size(), frames[i].mbs,
+                frames[i].coded, frames[i].residual, frames[i].input_bytes, stage_med[i], commit_med[i]);
+  }
+  const double stage_sum = mean(stage_med) * static_cast<double>(nf);
+  std::printf("summary frames=%zu mbs=%lld stage_us_median=%.2f stage_us_mean=%.2f commit_us_median=%.2f "
+              "commit_us_mean=%.2f input_bytes_mean=%.0f mb_per_s=%.4g\n",
+              nf, static_cast<long long>(total_mbs), median(stage_med), mean(stage_med), median(commit_med),
+              mean(commit_med), mean(input), static_cast<double>(total_mbs) / stage_sum * 1e6);
+  return 0;
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Per-kernel GPU time of GUD-Canny (docs/benchmarks.md, "GUD-Canny per stage"): runs canny-bench-gpu under
+# Nsight Compute once per (image, config) and keeps ncu's per-kernel summary (gpu__time_duration.sum, clocks
+# not locked). Run on the GPU machine from a bundle (tools/scripts/gpu-bundle.sh --only canny-bench-gpu --data
+# ../shared/images/standard ...): bash tools/bench/canny-stages-ncu.sh BUNDLE OUTDIR
+# then here: python3 tools/bench/plot-canny-stages.py OUTDIR docs/img/canny-stages.png
+set -u
+[ $# -eq 2 ] || { echo "usage: $0 BUNDLE OUTDIR" >&2; exit 1; }
+bundle=$(cd "$1" && pwd); out=$2; mkdir -p "$out"
+export GPUEC_SHARED_DIR="$bundle/data"
+[ -d "$bundle/lib" ] && export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+[ -x "$ncu" ] || { echo "$0: ncu not found" >&2; exit 2; }
+status=0
+for img in barbara synthetic_1920 synthetic_3840; do
+  for cfg in "strip C_0.03" "strip C_0.01" "frame C_0.03"; do
+    tag="${img}_${cfg// /_}"
+    timeout 300 "$ncu" --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
+      "$bundle/bin/canny-bench-gpu" --image "$img" --config "$cfg" --repeats 5 --warmup 1 --cpu-repeats 1 \
+      >"$out/ncu_$tag.txt" 2>&1
+    rc=$?
+    echo "$tag rc=$rc"
+    [ $rc -eq 0 ] || status=1
+  done
+done
+exit $status

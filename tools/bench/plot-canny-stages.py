@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""GUD-Canny GPU time per stage from Nsight Compute summaries (docs/benchmarks.md, "GUD-Canny per stage").
+
+usage: tools/bench/plot-canny-stages.py NCUDIR [OUT.png]
+  NCUDIR  the files ncu_<image>_<config>.txt written by tools/bench/canny-stages-ncu.sh
+Prints a markdown table (microseconds per detect_edges_cuda call, per kernel: the kernel's mean duration
+times its launches per call) and, with OUT.png, draws it as stacked bars. Needs matplotlib for the plot.
+"""
+import glob
+import os
+import re
+import sys
+
+STAGES = [  # (label, kernels)
+    ("smoothing + gradient", ["front_kernel"]),
+    ("NMS + codes", ["nms_kernel"]),
+    ("labelling + SM (strips)", ["strip_count_kernel"]),
+    ("histograms + pair + map (strips)", ["strip_final_kernel"]),
+    ("labelling (tiles)", ["ccl_local_kernel", "ccl_border_kernel", "ccl_max_kernel"]),
+    ("SM (tiles)", ["ccl_count_kernel"]),
+    ("histograms + pair (tiles)", ["select_kernel"]),
+    ("map (tiles)", ["ccl_output_kernel", "fill_pairs_kernel"]),
+]
+
+
+def parse(path):
+    txt = open(path).read()
+    m = re.search(r"median of (\d+) after (\d+) warm-up", txt)
+    if not m or "every GPU output equals the CPU twin" not in txt:
+        raise SystemExit(f"{path}: not a complete canny-bench-gpu run under ncu")
+    calls = int(m.group(1)) + int(m.group(2)) + 1  # + the call whose output is checked
+    per_kernel = {}
+    for km in re.finditer(r"::(\w+)\(.*?Invocations (\d+)\n.*?gpu__time_duration.sum\s+(\w+)\s+([\d.]+)\s+"
+                          r"([\d.]+)\s+([\d.]+)", txt, re.S):
+        name, inv, unit, avg = km.group(1), int(km.group(2)), km.group(3), float(km.group(6))
+        scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[unit]
+        per_kernel[name] = per_kernel.get(name, 0.0) + avg * scale * inv / calls
+    return per_kernel
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        print(__doc__, file=sys.stderr)
+        return 1
+    rows = []
+    for path in sorted(glob.glob(os.path.join(sys.argv[1], "ncu_*.txt"))):
+        tag = os.path.basename(path)[4:-4]
+        img, cfg = re.match(r"(.*?)_((?:strip|frame)_C_0\.0\d)$", tag).groups()
+        size = {"barbara": "512x512", "synthetic_1920": "1920x1080", "synthetic_3840": "3840x2160"}.get(img, img)
+        k = parse(path)
+        known = {n for _, ks in STAGES for n in ks}
+        unknown = set(k) - known
+        if unknown:
+            raise SystemExit(f"{path}: kernels not in STAGES: {sorted(unknown)}")
+        stages = [sum(k.get(n, 0.0) for n in ks) for _, ks in STAGES]
+        rows.append((size, cfg.replace("_", " ", 1), stages, sum(stages)))
+    order = {"512x512": 0, "1920x1080": 1, "3840x2160": 2}
+    corder = {"strip C_0.03": 0, "strip C_0.01": 1, "frame C_0.03": 2}
+    rows.sort(key=lambda r: (order.get(r[0], 9), corder.get(r[1], 9)))
+    used = [i for i in range(len(STAGES)) if any(r[2][i] > 0 for r in rows)]
+    print("| size | config | " + " | ".join(STAGES[i][0] for i in used) + " | total µs |")
+    print("|---|---|" + "---:|" * (len(used) + 1))
+    for size, cfg, st, tot in rows:
+        print(f"| {size} | {cfg} | " + " | ".join(f"{st[i]:.1f}" if st[i] else "-" for i in used) + f" | {tot:.1f} |")
+    if len(sys.argv) == 3:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
+        colors = plt.get_cmap("tab10").colors
+        for ax, size in zip(axes, ["512x512", "1920x1080", "3840x2160"]):
+            sub = [r for r in rows if r[0] == size]
+            bottom = [0.0] * len(sub)
+            for j, i in enumerate(used):
+                vals = [r[2][i] for r in sub]
+                ax.bar([r[1] for r in sub], vals, bottom=bottom, color=colors[j % 10],
+                       label=STAGES[i][0] if size == "512x512" else None)
+                bottom = [b + v for b, v in zip(bottom, vals)]
+            for x, r in enumerate(sub):
+                ax.text(x, r[3], f"{r[3]:.0f}", ha="center", va="bottom", fontsize=8)
+            if size == "512x512":
+                ax.axhline(100, color="red", ls="--", lw=1)
+                ax.text(-0.4, 103, "target 100 µs (strip C_0.03)", color="red", fontsize=7)
+            if size == "1920x1080":
+                ax.axhline(500, color="red", ls="--", lw=1)
+                ax.text(-0.4, 510, "target 500 µs", color="red", fontsize=7)
+            ax.set_title(size)
+            ax.set_ylabel("µs per frame (sum of kernel times)")
+            ax.tick_params(axis="x", labelsize=8)
+        fig.legend(loc="lower center", ncol=4, fontsize=8)
+        fig.suptitle("GUD-Canny on an H200: GPU time per stage (ncu, per detect_edges_cuda call)", fontsize=10)
+        fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+        fig.savefig(sys.argv[2], dpi=110)
+        print(f"wrote {sys.argv[2]}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
