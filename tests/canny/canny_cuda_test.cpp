@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "canary.h"
 #include "dev_buf.h"
 #include "pgm.h"
 #include "gpu_test.h"
@@ -35,7 +36,7 @@ using canny::Options;
 using canny::ThresholdMode;
 using canny::ThresholdPair;
 
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 constexpr int kCanaryRows = 2;
 constexpr double kPi = 3.14159265358979323846;
 const float kSigmas[] = {0.1f, 0.5f, 1.0f, 1.4f, 2.0f};

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "canary.h"
 #include "capture_files.h"
 #include "dev_buf.h"
 #include "gpu_test.h"
@@ -40,7 +41,7 @@
 
 namespace {
 
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 constexpr int kSanitizerMaxMbs = 80 * 45;
 
 uint32_t test_seed() { return gpuec_test::test_seed("assemble_frame_cuda_test"); }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "canary.h"
 #include "cavlc/assemble_frame.h"
 #include "cavlc/frame.h"
 #include "frame_arena.h"
@@ -20,7 +21,7 @@
 
 namespace {
 
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 
 uint32_t test_seed() { return gpuec_test::test_seed("assemble_frame_test"); }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "canary.h"
 #include "cavlc/cavlc.h"
 #include "cavlc/frame.h"
 #include "cavlc/slice.h"
@@ -23,8 +24,8 @@
 
 namespace {
 
-constexpr uint8_t kCanary = 0xA5;
-constexpr uint16_t kLenCanary = 0xA5A5;
+using gpuec_test::kCanary;
+constexpr uint16_t kLenCanary = gpuec_test::canary<uint16_t>();
 
 uint32_t test_seed() { return gpuec_test::test_seed("coef_order_test"); }
 

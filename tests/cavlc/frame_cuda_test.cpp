@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "canary.h"
 #include "dev_buf.h"
 #include "gpu_test.h"
 
@@ -32,8 +33,8 @@
 namespace {
 
 
-constexpr uint8_t kCanary = 0xA5;
-constexpr uint16_t kLenCanary = 0xA5A5;
+using gpuec_test::kCanary;
+constexpr uint16_t kLenCanary = gpuec_test::canary<uint16_t>();
 constexpr int kSanitizerMaxMbs = 80 * 45;
 
 uint32_t test_seed() { return gpuec_test::test_seed("frame_cuda_test"); }

@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 
+#include "canary.h"
 #include "cavlc/cavlc.h"
 #include "cavlc/slice.h"
 #include "random_mb.h"
@@ -39,7 +40,7 @@
 namespace {
 
 constexpr int kBound = cavlc::kMaxSafeAbsLevel;
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 
 std::string dump(const int16_t* c, int n) {
   std::string s;

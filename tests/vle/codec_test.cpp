@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "canary.h"
 #include "vle/bitwriter.h"
 #include "vle/decode.h"
 #include "vle/encode.h"
@@ -15,7 +16,7 @@
 
 namespace {
 
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 constexpr uint64_t C = vle::kChunkSymbols;
 
 struct Payload {

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "canary.h"
 #include "gpu_test.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@
 namespace {
 
 
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 constexpr uint64_t kSanitizerCap = 96 * 1024;
 
 uint32_t test_seed() { return gpuec_test::test_seed("encode_cuda_test"); }

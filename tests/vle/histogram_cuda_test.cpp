@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "canary.h"
 #include "gpu_test.h"
 
 #include <cstdio>
@@ -20,7 +21,7 @@ namespace {
 
 #define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-constexpr uint64_t kCanary = 0xA5A5A5A5A5A5A5A5ull;
+constexpr uint64_t kCanary64 = gpuec_test::canary<uint64_t>();
 constexpr size_t kBlockBytes = 256 * 16 * 4;  // one block's bytes per loop iteration
 
 uint32_t base_seed() {
@@ -42,7 +43,7 @@ void check(const std::vector<uint8_t>& host, size_t misalign, size_t n, const st
   ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&data), host.size() + 1));
   ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&counts), 257 * sizeof(uint64_t)));
   ASSERT_CUDA(cudaMemcpy(data, host.data(), host.size(), cudaMemcpyHostToDevice));
-  std::vector<uint64_t> got(257, kCanary);
+  std::vector<uint64_t> got(257, kCanary64);
   ASSERT_CUDA(cudaMemcpy(counts, got.data(), 257 * sizeof(uint64_t), cudaMemcpyHostToDevice));
   cudaStream_t stream;
   ASSERT_CUDA(cudaStreamCreate(&stream));
@@ -55,7 +56,7 @@ void check(const std::vector<uint8_t>& host, size_t misalign, size_t n, const st
   cudaFree(counts);
   for (int s = 0; s < 256; ++s)
     ASSERT_EQ(got[s], want[s]) << what << ": n " << n << " misalign " << misalign << ", first wrong bin " << s;
-  ASSERT_EQ(got[256], kCanary) << what << ": wrote past counts[255]";
+  ASSERT_EQ(got[256], kCanary64) << what << ": wrote past counts[255]";
 }
 
 std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {

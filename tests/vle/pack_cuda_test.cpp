@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "canary.h"
 #include "gpu_test.h"
 
 #include <algorithm>
@@ -26,7 +27,7 @@ namespace {
 constexpr uint64_t kTileBits = gpuec_bench::kPackTileBytes * 8;
 constexpr uint64_t kLargeTileBits = gpuec_bench::kPackLargeTileBytes * 8;
 constexpr int64_t kLargeCap = static_cast<int64_t>(gpuec_bench::kPackLargeOutputBytes);  // selects the large tiles
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 
 uint32_t base_seed() {
   static const uint32_t seed = [] {

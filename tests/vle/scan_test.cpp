@@ -4,6 +4,7 @@
 // GPUEC_SEED=N.
 #include <gtest/gtest.h>
 
+#include "canary.h"
 #include "test_seed.h"
 
 #ifdef GPUEC_SCAN_TEST_GPU
@@ -67,7 +68,7 @@ TEST(ScanRef, MethodNames) {
 
 using gpuec_test::under_sanitizer;
 
-constexpr uint8_t kCanary = 0xA5;
+using gpuec_test::kCanary;
 
 struct DeviceBuffers {
   void* p[4] = {};

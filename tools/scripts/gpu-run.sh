@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every program of a GPU bundle (made by tools/scripts/gpu-bundle.sh) on a machine with a GPU:
 #   *_test   GoogleTest binaries: plain run, then compute-sanitizer memcheck and racecheck
+#   gpuec-bitexact  every twin pair, its --self-test bit, and the frame coder's pair under the sanitizers
 #   *bench*  benchmarks: plain run
 #   avc-reentropy  (with data/conformance) tools/scripts/reentropy-conformance.sh --backend cuda
 #   ffmpeg/  (gpu-bundle.sh --ffmpeg) the cases of ffmpeg_test.py listed in ffmpeg/cases with our ffmpeg; exit
@@ -44,6 +45,23 @@ for exe in "$here"/bin/*; do
         done
       else
         echo "    compute-sanitizer not found: memcheck/racecheck not run" | tee -a "$summary"
+      fi
+      ;;
+    gpuec-bitexact)  # every CPU/GPU twin pair; then a planted bug must fail every pair (both sides)
+      "$exe" >"$logs/$name.log" 2>&1
+      record "$name" $?
+      tail -3 "$logs/$name.log" | sed 's/^/    /'
+      "$exe" --self-test bit >"$logs/$name.self-test.log" 2>&1
+      rc=$?
+      [ "$rc" -ne 0 ] && ! grep -q '^ok ' "$logs/$name.self-test.log" && grep -q '(gpu twin' "$logs/$name.self-test.log"
+      record "$name --self-test bit (every pair reports the planted bit)" $?
+      if [ -x "$sanitizer" ]; then  # the frame coder's pair: the CUDA coder end to end, under both tools
+        for tool in memcheck racecheck; do
+          "$sanitizer" --tool "$tool" --error-exitcode 99 "$exe" --filter cavlc.frame_coder \
+            >"$logs/$name.$tool.log" 2>&1
+          record "$name --filter cavlc.frame_coder [$tool]" $?
+          tail -1 "$logs/$name.$tool.log" | sed 's/^/    /'
+        done
       fi
       ;;
     *bench*)
