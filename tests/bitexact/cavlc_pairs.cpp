@@ -44,9 +44,15 @@ struct Size {
 };
 // 1 macroblock; regions of 8 (7, 8, 9); QCIF-like; scan tiles of 256 (255, 256, 257); 720p and 1080p;
 // 32 tiles of look-back (8192 +- 1).
-const Size kSizes[] = {{1, 1},  {1, 9},   {9, 1},  {7, 1},   {8, 1},    {7, 3},    {11, 9},   {22, 18},
+constexpr Size kSizes[] = {{1, 1},  {1, 9},   {9, 1},  {7, 1},   {8, 1},    {7, 3},    {11, 9},   {22, 18},
                        {255, 1}, {256, 1}, {257, 1}, {80, 45}, {120, 68}, {97, 89}, {128, 64}, {8193, 1}};
-constexpr int kMaxMbs = 128 * 64 > 8193 ? 128 * 64 : 8193;
+// The largest of them (the shared workspace of the GPU frame check is sized for it).
+constexpr int max_mbs() {
+  int m = 0;
+  for (const Size& z : kSizes) m = z.w * z.h > m ? z.w * z.h : m;
+  return m;
+}
+constexpr int kMaxMbs = max_mbs();
 
 enum class Mix { kPlain, kPcm, kSkipSlices, kSkipRuns, kEmptyLeads, kExtreme, kDense, kMixedOrder, kRaster };
 const char* mix_name(Mix m) {

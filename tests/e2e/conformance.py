@@ -945,7 +945,7 @@ def parse_args(argv):
     ap.add_argument("--backend", default="cpu", choices=BACKENDS, help="--gpu-entropy backend (default: cpu)")
     ap.add_argument("--reentropy", default=None, metavar="AVC_REENTROPY",
                     help="also check that avc-reentropy (issue 6) gives the patched stream back byte for byte")
-    ap.add_argument("--reentropy-backend", default="cpu", choices=["cpu", "cuda", "cpu-frame"],
+    ap.add_argument("--reentropy-backend", default="cpu", choices=["cpu", "cuda", "auto"],
                     help="avc-reentropy's --backend (default: cpu)")
     ap.add_argument("--decode-later", metavar="DIR",
                     help="for a machine without FFmpeg: instead of decoding, keep each patched stream as DIR/CASE.264 "

@@ -8,7 +8,7 @@ set -uo pipefail
 prog=reentropy-conformance usage_status=2
 usage() {
   cat <<USAGE
-usage: tools/scripts/reentropy-conformance.sh --avc-reentropy EXE [--backend cpu|cuda|cpu-frame] [--ffmpeg FFMPEG]
+usage: tools/scripts/reentropy-conformance.sh --avc-reentropy EXE [--backend cpu|cuda|auto] [--ffmpeg FFMPEG]
                                       [--conformance DIR] [--work DIR]
   --avc-reentropy EXE  the avc-reentropy binary
   --backend NAME       its backend (default cpu)
