@@ -309,21 +309,34 @@ bool parse_pps(const uint8_t* rbsp, size_t size, Pps& p, Error& err) {
   return check_trailing(br, "PPS", err);
 }
 
+namespace {
+
+// Parses into the scratch set (allocated once), then swaps it into its id's slot: a set that fails to parse
+// leaves the stored one untouched. Returns the id, or -1.
+template <class Set, size_t N, class Parse, class Id>
+int store_set(std::unique_ptr<Set>& scratch, std::unique_ptr<Set> (&slots)[N], Parse parse, Id id_of) {
+  if (!scratch) scratch.reset(new Set);
+  if (!parse(*scratch)) return -1;
+  const int id = static_cast<int>(id_of(*scratch));
+  slots[id].swap(scratch);
+  return id;
+}
+
+}  // namespace
+
 bool ParamSets::store_sps(const uint8_t* rbsp, size_t size, Error& err) {
-  if (!sps_scratch_) sps_scratch_.reset(new Sps);
-  if (!parse_sps(rbsp, size, *sps_scratch_, err)) return false;
-  const int id = sps_scratch_->seq_parameter_set_id;
-  sps_[id].swap(sps_scratch_);
+  const int id = store_set(sps_scratch_, sps_, [&](Sps& s) { return parse_sps(rbsp, size, s, err); },
+                           [](const Sps& s) { return s.seq_parameter_set_id; });
+  if (id < 0) return false;
   last_sps_ = id;
   generation_ = ++g_generation;
   return true;
 }
 
 bool ParamSets::store_pps(const uint8_t* rbsp, size_t size, Error& err) {
-  if (!pps_scratch_) pps_scratch_.reset(new Pps);
-  if (!parse_pps(rbsp, size, *pps_scratch_, err)) return false;
-  const int id = pps_scratch_->pic_parameter_set_id;
-  pps_[id].swap(pps_scratch_);
+  const int id = store_set(pps_scratch_, pps_, [&](Pps& p) { return parse_pps(rbsp, size, p, err); },
+                           [](const Pps& p) { return p.pic_parameter_set_id; });
+  if (id < 0) return false;
   last_pps_ = id;
   generation_ = ++g_generation;
   return true;

@@ -349,7 +349,7 @@ void frame_oracle(Context& ctx) {
     if (!assemble_ref(ctx, f, &got)) return;
     std::vector<cavlc::MbTotals> totals(static_cast<size_t>(f.n_mbs));
     for (size_t k = 0; k < f.spans.size(); ++k) {
-      const cavlc::SliceSpan& sp = f.spans[k];
+      const cavlc_test::SliceSpan& sp = f.spans[k];
       const int count = sp.last_mb - sp.first_mb + 1;
       Bytes want(static_cast<size_t>(count) * (cavlc::kMaxMbResidualBits / 8 + 400) + f.skel[k].size() + 64);
       vle::BitWriter bw(want.data(), want.size());

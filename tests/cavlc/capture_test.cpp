@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "capture_files.h"
-#include "cavlc/assemble.h"
+#include "slice_assembly.h"
 #include "cavlc/frame.h"
 #include "gpu/device.h"
 #include "cavlc/capture.h"
@@ -111,9 +111,9 @@ TEST(CavlcCapture, FramePathReproducesTheStageOutput) {
         const int64_t base = (s->head.start_bit / 8) * 8;
         std::vector<gpuec_mb> recs(f.recs);
         for (int a = first; a <= last; ++a) recs[a].skel_bit -= base;
-        const cavlc::SliceSpan span{first, last, s->head.start_bit - base, s->head.end_bit - base};
+        const cavlc_test::SliceSpan span{first, last, s->head.start_bit - base, s->head.end_bit - base};
         std::vector<uint8_t> out(vle::bits_to_bytes(static_cast<uint64_t>(s->head.out_bits)) + 1024);
-        const int64_t got = cavlc::assemble_slice_ref(recs.data(), bits.data(), len.data(), span,
+        const int64_t got = cavlc_test::assemble_slice_ref(recs.data(), bits.data(), len.data(), span,
                                                       s->skeleton.data(), out.data(), out.size());
         ASSERT_EQ(got, s->head.out_bits) << path << " slice " << s->head.slice_index;
         ASSERT_EQ(cavlc::capture_hash(out.data(), got), s->head.out_hash) << path << " slice " << s->head.slice_index;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cavlc/assemble.h"
+#include "slice_assembly.h"
 #include "cavlc/frame.h"
 #include "cavlc/slice.h"
 #include "random_mb.h"
@@ -162,8 +162,8 @@ TEST(CavlcAssemble, FrameSlotsPlusAssemblyEqualTheSliceCoder) {
                                         skel.data(), totals.data(), bw), 0);
       const int64_t want_bits = static_cast<int64_t>(bw.bits());
       bw.flush();
-      const cavlc::SliceSpan span{first, last, start, end};
-      const int64_t got_bits = cavlc::assemble_slice_ref(recs.data(), slots.data(), len.data(), span, skel.data(),
+      const cavlc_test::SliceSpan span{first, last, start, end};
+      const int64_t got_bits = cavlc_test::assemble_slice_ref(recs.data(), slots.data(), len.data(), span, skel.data(),
                                                          got.data(), got.size());
       ASSERT_EQ(got_bits, want_bits) << "seed " << seed << " slice " << k;
       ASSERT_TRUE(std::equal(want.begin(), want.begin() + (want_bits + 7) / 8, got.begin()))
@@ -184,7 +184,7 @@ TEST(CavlcAssemble, RejectsInsertionPointsOutOfOrder) {
   recs[1].skel_bit = 30;
   std::vector<uint8_t> slots(2 * cavlc::kMbSlots * cavlc::kSlotBytes), skel(16), out(64);
   std::vector<uint16_t> len(2 * cavlc::kMbSlots, 0);
-  EXPECT_EQ(cavlc::assemble_slice_ref(recs.data(), slots.data(), len.data(), {0, 1, 0, 100}, skel.data(), out.data(),
+  EXPECT_EQ(cavlc_test::assemble_slice_ref(recs.data(), slots.data(), len.data(), {0, 1, 0, 100}, skel.data(), out.data(),
                                       out.size()), -1);
 }
 

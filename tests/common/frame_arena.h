@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "cavlc/assemble.h"
+#include "slice_assembly.h"
 #include "cavlc/assemble_frame.h"
 #include "cavlc/frame.h"
 #include "cavlc/mb.h"
@@ -122,7 +122,7 @@ struct FrameArena {
   std::vector<int32_t> slice_id;
   Ranges ranges;
   std::vector<std::vector<uint8_t>> skel;  // per slice
-  std::vector<cavlc::SliceSpan> spans;     // per slice
+  std::vector<cavlc_test::SliceSpan> spans;     // per slice
   std::vector<size_t> skel_off;            // per slice: arena byte of skel[k][0]
   std::vector<cavlc::MbLead> lead;
   std::vector<cavlc::FrameSlice> slices;
@@ -157,7 +157,7 @@ struct FrameArena {
   // assemble_frame_bound_bits for this frame part.
   uint64_t bound_bits() const {
     uint64_t skeleton = 0, coded = 0;
-    for (const cavlc::SliceSpan& s : spans) {
+    for (const cavlc_test::SliceSpan& s : spans) {
       skeleton += static_cast<uint64_t>(s.skel_end - s.skel_start);
       for (int a = s.first_mb; a <= s.last_mb; ++a) coded += recs[a].kind != GPUEC_MB_SKIP;
     }
@@ -174,7 +174,7 @@ struct FrameArena {
     vle::BitWriter bw(frame.data(), frame.size());
     want->clear();
     for (size_t k = 0; k < spans.size(); ++k) {
-      const int64_t bits = cavlc::assemble_slice_ref(recs.data(), arena.data() + slots_off, slot_len.data(),
+      const int64_t bits = cavlc_test::assemble_slice_ref(recs.data(), arena.data() + slots_off, slot_len.data(),
                                                      spans[k], skel[k].data(), one.data(), one.size());
       if (bits < 0) return false;
       want->push_back({bw.bits(), static_cast<uint64_t>(bits)});

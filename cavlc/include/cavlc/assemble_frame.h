@@ -8,7 +8,7 @@
 //
 // Frame part: n_mbs macroblocks 0..n_mbs-1 (records[i], slots i * kMbSlots ..); slice k covers
 // macroblocks [slices[k].first_mb, first_mb + mb_count) in that order. Slice k's bits are, as in
-// cavlc/assemble.h (slice_segments), for each of its macroblocks that is not skipped:
+// tests/common/slice_assembly.h (slice_segments), for each of its macroblocks that is not skipped:
 //   lead[i]: lead[i].len skeleton bits from arena bit lead[i].src_bit (the skeleton between the
 //            previous coded macroblock's insertion point, or the slice start, and this one's),
 //   then the residual: slots 0..26 of macroblock i (GPUEC_MB_NORMAL / I16x16), or, for GPUEC_MB_PCM,
