@@ -793,21 +793,25 @@ TEST(AvcParams, RefusedFeatures) {
   }
   // Malformed values.
   {
-    SliceOpts s = o;
-    s.type = 5;  // P in an IDR
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "IDR slice with slice_type 5");
-    s = o;
-    s.first_mb = 99;
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "first_mb_in_slice 99");
-    s = o;
-    s.qp_delta = 26;
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "QP 52");
-    s = o;
-    s.deblock_idc = 3;
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "disable_deblocking_filter_idc 3");
-    s = o;
-    s.pps = 1;
-    expect_refused(parse_all(so, po, s), avc::Status::kMissing, 2, "PPS 1");
+    // One slice header field off each time.
+    struct Case {
+      void (*set)(SliceOpts&);
+      avc::Status status;
+      const char* words;
+    };
+    const Case cases[] = {
+        {[](SliceOpts& s) { s.type = 5; }, avc::Status::kMalformed, "IDR slice with slice_type 5"},  // P in an IDR
+        {[](SliceOpts& s) { s.first_mb = 99; }, avc::Status::kMalformed, "first_mb_in_slice 99"},
+        {[](SliceOpts& s) { s.qp_delta = 26; }, avc::Status::kMalformed, "QP 52"},
+        {[](SliceOpts& s) { s.deblock_idc = 3; }, avc::Status::kMalformed, "disable_deblocking_filter_idc 3"},
+        {[](SliceOpts& s) { s.pps = 1; }, avc::Status::kMissing, "PPS 1"},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.words);
+      SliceOpts s = o;
+      c.set(s);
+      expect_refused(parse_all(so, po, s), c.status, 2, c.words);
+    }
     PpsOpts p = po;
     p.sps_id = 3;
     expect_refused(parse_all(so, p, o), avc::Status::kMissing, 2, "SPS 3");

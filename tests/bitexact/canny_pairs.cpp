@@ -27,7 +27,6 @@ namespace {
 using canny::CandidatePair;
 using canny::ThresholdMode;
 using canny::ThresholdPair;
-using gpuec_test::kCanary;
 constexpr double kPi = 3.14159265358979323846;
 
 struct Image {

@@ -34,8 +34,6 @@
 namespace bitexact {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-using gpuec_test::kCanary;
 constexpr uint16_t kLenCanary = gpuec_test::canary<uint16_t>();
 constexpr size_t kMargin = 64;
 

@@ -27,8 +27,6 @@
 namespace bitexact {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-using gpuec_test::kCanary;
 constexpr size_t kMargin = 64;  // canary bytes behind every output
 
 // The CUDA packer's output tiles (vle/pack_cuda.h), also for the CPU-only build's cases.
