@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "canny_images.h"
 #include "pgm.h"
 
 namespace {
@@ -32,11 +33,7 @@ struct Image {
   uint8_t at(int x, int y) const { return px[size_t(y) * pitch + x]; }
 };
 
-std::vector<CandidatePair> standard_set(int step) {
-  std::vector<CandidatePair> c(size_t(canny::make_candidate_set(step, nullptr, 0)));
-  canny::make_candidate_set(step, c.data(), int(c.size()));
-  return c;
-}
+using canny_test::standard_set;
 
 struct Result {
   int status = 0;
