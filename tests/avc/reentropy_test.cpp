@@ -108,10 +108,8 @@ namespace {
 // -fsanitize=address,undefined; GPUEC_FUZZ_SECONDS=N runs it for N seconds instead of a fixed count
 // (docs/fuzzing.md).
 TEST(AvcReentropy, MutatedStreamsNeverCrash) {
-  std::string dir;
-  const std::vector<std::string> names = conformance_streams(&dir);
-  if (names.empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
-  const std::vector<std::vector<uint8_t>> seeds = avc_test::fuzz_seeds(dir, names);
+  std::vector<std::vector<uint8_t>> seeds;
+  if (!avc_test::fuzz_seeds(&seeds)) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
   ASSERT_FALSE(seeds.empty());
   std::mt19937 rng(gpuec_test::test_seed("avc_reentropy_test"));
   const gpuec_test::FuzzBudget budget(120);
