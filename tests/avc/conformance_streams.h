@@ -32,14 +32,17 @@ inline bool read_file(const std::string& path, std::vector<uint8_t>* out) {
   return true;
 }
 
-// The seeds of the mutation tests: every conformance stream up to 260 KB (all but the largest), read.
-inline std::vector<std::vector<uint8_t>> fuzz_seeds(const std::string& dir, const std::vector<std::string>& names) {
-  std::vector<std::vector<uint8_t>> seeds;
+// The seeds of the mutation tests: every conformance stream up to 260 KB (all but the largest), read. False when
+// there are no conformance streams (the tests skip).
+inline bool fuzz_seeds(std::vector<std::vector<uint8_t>>* seeds) {
+  std::string dir;
+  const std::vector<std::string> names = conformance_streams(&dir);
+  if (names.empty()) return false;
   for (const std::string& name : names) {
     std::vector<uint8_t> d;
-    if (read_file(dir + "/" + name, &d) && d.size() <= 260000) seeds.push_back(std::move(d));
+    if (read_file(dir + "/" + name, &d) && d.size() <= 260000) seeds->push_back(std::move(d));
   }
-  return seeds;
+  return true;
 }
 
 }  // namespace avc_test

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +23,7 @@
 #include "avc/params.h"
 #include "avc/slice_group.h"
 #include "avc/slice_header.h"
+#include "fuzz_budget.h"
 #include "test_seed.h"
 
 namespace {
@@ -793,21 +793,25 @@ TEST(AvcParams, RefusedFeatures) {
   }
   // Malformed values.
   {
-    SliceOpts s = o;
-    s.type = 5;  // P in an IDR
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "IDR slice with slice_type 5");
-    s = o;
-    s.first_mb = 99;
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "first_mb_in_slice 99");
-    s = o;
-    s.qp_delta = 26;
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "QP 52");
-    s = o;
-    s.deblock_idc = 3;
-    expect_refused(parse_all(so, po, s), avc::Status::kMalformed, 2, "disable_deblocking_filter_idc 3");
-    s = o;
-    s.pps = 1;
-    expect_refused(parse_all(so, po, s), avc::Status::kMissing, 2, "PPS 1");
+    // One slice header field off each time.
+    struct Case {
+      void (*set)(SliceOpts&);
+      avc::Status status;
+      const char* words;
+    };
+    const Case cases[] = {
+        {[](SliceOpts& s) { s.type = 5; }, avc::Status::kMalformed, "IDR slice with slice_type 5"},  // P in an IDR
+        {[](SliceOpts& s) { s.first_mb = 99; }, avc::Status::kMalformed, "first_mb_in_slice 99"},
+        {[](SliceOpts& s) { s.qp_delta = 26; }, avc::Status::kMalformed, "QP 52"},
+        {[](SliceOpts& s) { s.deblock_idc = 3; }, avc::Status::kMalformed, "disable_deblocking_filter_idc 3"},
+        {[](SliceOpts& s) { s.pps = 1; }, avc::Status::kMissing, "PPS 1"},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.words);
+      SliceOpts s = o;
+      c.set(s);
+      expect_refused(parse_all(so, po, s), c.status, 2, c.words);
+    }
     PpsOpts p = po;
     p.sps_id = 3;
     expect_refused(parse_all(so, p, o), avc::Status::kMissing, 2, "SPS 3");
@@ -1286,19 +1290,12 @@ TEST(AvcRobustness, MutatedStreams) {
     }
   }
   std::mt19937 rng(gpuec_test::test_seed("avc_headers_test"));
-  double seconds = 0;
-  if (const char* e = std::getenv("GPUEC_FUZZ_SECONDS")) seconds = std::atof(e);
-  const auto t0 = std::chrono::steady_clock::now();
+  const gpuec_test::FuzzBudget budget(4000);
   std::vector<avc::NalUnit> nals;
   avc::SliceGroupMap sgm;
   Bytes m;
   uint64_t runs = 0, failures = 0, slices = 0;
-  for (int iter = 0;; ++iter) {
-    if (seconds > 0) {
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds) break;
-    } else if (iter >= 4000) {
-      break;
-    }
+  for (int iter = 0; budget.more(iter); ++iter) {
     const Bytes& src = seeds[size_t(iter) % seeds.size()];
     // Only the first ~12 KB: mutations near the parameter sets matter most, and it keeps runs short.
     m.assign(src.begin(), src.begin() + int64_t(std::min<size_t>(src.size(), 12000)));

@@ -244,10 +244,8 @@ TEST(AvcRecoder, EditedStreamsCodeAsTheSliceCoder) {
 // Damaged streams: both backends accept the same ones (the parser decides) and write the same bytes.
 TEST(AvcRecoder, MutatedStreamsCodeAsTheSliceCoder) {
   REQUIRE_BACKEND();
-  std::string dir;
-  const std::vector<std::string> names = conformance_streams(&dir);
-  if (names.empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
-  const std::vector<std::vector<uint8_t>> seeds = avc_test::fuzz_seeds(dir, names);
+  std::vector<std::vector<uint8_t>> seeds;
+  if (!avc_test::fuzz_seeds(&seeds)) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
   ASSERT_FALSE(seeds.empty());
   std::mt19937 rng(gpuec_test::test_seed("avc_recoder_test"));
   std::vector<uint8_t> m, want, got;

@@ -3,7 +3,6 @@
 // byte for byte (GPUEC_SHARED_DIR/conformance, skipped when absent).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +14,7 @@
 
 #include "avc/reentropy.h"
 #include "conformance_streams.h"
+#include "fuzz_budget.h"
 #include "test_seed.h"
 
 namespace {
@@ -108,23 +108,14 @@ namespace {
 // -fsanitize=address,undefined; GPUEC_FUZZ_SECONDS=N runs it for N seconds instead of a fixed count
 // (docs/fuzzing.md).
 TEST(AvcReentropy, MutatedStreamsNeverCrash) {
-  std::string dir;
-  const std::vector<std::string> names = conformance_streams(&dir);
-  if (names.empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
-  const std::vector<std::vector<uint8_t>> seeds = avc_test::fuzz_seeds(dir, names);
+  std::vector<std::vector<uint8_t>> seeds;
+  if (!avc_test::fuzz_seeds(&seeds)) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
   ASSERT_FALSE(seeds.empty());
   std::mt19937 rng(gpuec_test::test_seed("avc_reentropy_test"));
-  double seconds = 0;
-  if (const char* e = std::getenv("GPUEC_FUZZ_SECONDS")) seconds = std::atof(e);
-  const auto t0 = std::chrono::steady_clock::now();
+  const gpuec_test::FuzzBudget budget(120);
   std::vector<uint8_t> m, out, again;
   uint64_t runs = 0, refused = 0, parsed = 0;
-  for (int iter = 0;; ++iter) {
-    if (seconds > 0) {
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds) break;
-    } else if (iter >= 120) {
-      break;
-    }
+  for (int iter = 0; budget.more(iter); ++iter) {
     const std::vector<uint8_t>& src = seeds[rng() % seeds.size()];
     m.assign(src.begin(), src.begin() + int64_t(std::min<size_t>(src.size(), 4000 + rng() % 60000)));
     const int kind = int(rng() % 5);

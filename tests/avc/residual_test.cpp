@@ -256,19 +256,11 @@ TEST(ResidualBlock, LevelsAtEverySuffixLength) {
 
 TEST(ResidualBlock, RandomBlocksRoundTrip) {
   std::mt19937 rng(gpuec_test::test_seed("avc_residual_test") ^ 0x1234567u);
-  const cavlc::BlockCat cats[] = {cavlc::kLumaDC, cavlc::kLumaAC, cavlc::kLuma4x4, cavlc::kChromaDC,
-                                  cavlc::kChromaAC};
   int decoded = 0;
   for (int iter = 0; iter < 60000; ++iter) {
-    const cavlc::BlockCat cat = cats[rng() % 5];
-    const int n = cavlc::max_coeffs(cat);
-    const int nC = cat == cavlc::kChromaDC ? -1 : static_cast<int>(rng() % 17);
-    const int density = std::vector<int>{30, 150, 400, 700, 1000}[rng() % 5];
-    std::vector<int16_t> c(static_cast<size_t>(n), 0);
-    for (auto& x : c)
-      if (static_cast<int>(rng() % 1000) < density) x = static_cast<int16_t>(random_level(rng));
-    if (cavlc::level_overflow(c.data(), n)) continue;
-    round_trip(c, nC, static_cast<int>(rng() % 32), "random block " + std::to_string(iter));
+    const gpuec_test::RandomCatBlock b = gpuec_test::random_cat_block(rng, {30, 150, 400, 700, 1000});
+    if (cavlc::level_overflow(b.c.data(), b.n)) continue;
+    round_trip(b.c, b.nC, static_cast<int>(rng() % 32), "random block " + std::to_string(iter));
     if (HasFatalFailure()) return;
     ++decoded;
   }

@@ -14,6 +14,7 @@
 
 #include "canary.h"
 #include "canny/canny.h"
+#include "canny_images.h"
 #include "harness.h"
 
 #if defined(GPUEC_HAVE_CUDA)
@@ -27,15 +28,12 @@ namespace {
 using canny::CandidatePair;
 using canny::ThresholdMode;
 using canny::ThresholdPair;
-using gpuec_test::kCanary;
 constexpr double kPi = 3.14159265358979323846;
 
-struct Image {
-  int w = 0, h = 0;
-  std::vector<uint8_t> px;  // pitch w
-  Image(int w_, int h_) : w(w_), h(h_), px(size_t(w_) * h_, 0) {}
-  uint8_t& at(int x, int y) { return px[size_t(y) * w + x]; }
-};
+using canny_test::clamp255;
+using canny_test::Image;
+using canny_test::paint_structure;
+using canny_test::standard_set;
 
 enum class Content { kStructure, kStep, kCircles, kNoise, kFlat, kMax };
 const char* content_name(Content c) {
@@ -49,8 +47,6 @@ const char* content_name(Content c) {
   }
   return "?";
 }
-
-uint8_t clamp255(double v) { return uint8_t(std::min(255.0, std::max(0.0, std::round(v)))); }
 
 Image make_image(std::mt19937& rng, int w, int h, Content c) {
   Image img(w, h);
@@ -78,33 +74,11 @@ Image make_image(std::mt19937& rng, int w, int h, Content c) {
       for (int y = h / 3; y < 2 * h / 3; ++y)
         for (int x = w / 3; x < 2 * w / 3; ++x) img.at(x, y) = 0;
       break;
-    case Content::kStructure: {
-      const double gx = u(rng) * 60 - 30, gy = u(rng) * 60 - 30, base = 60 + u(rng) * 100;
-      std::vector<double> f(size_t(w) * h);
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) f[size_t(y) * w + x] = base + gx * x / w + gy * y / h;
-      const int shapes = 5 + int(rng() % 20);
-      for (int k = 0; k < shapes; ++k) {
-        const double cx = u(rng) * w, cy = u(rng) * h, r = 2 + u(rng) * std::max(4, std::min(w, h) / 4);
-        const double val = u(rng) * 255;
-        const int kind = int(rng() % 3);
-        for (int y = std::max(0, int(cy - r)); y < std::min(h, int(cy + r) + 1); ++y)
-          for (int x = std::max(0, int(cx - r)); x < std::min(w, int(cx + r) + 1); ++x) {
-            const bool in = kind == 0 ? true : kind == 1 ? std::hypot(x - cx, y - cy) <= r : std::abs((x - cx) - (y - cy)) < 2;
-            if (in) f[size_t(y) * w + x] = val;
-          }
-      }
-      for (size_t i = 0; i < f.size(); ++i) img.px[i] = clamp255(f[i] + (int(rng() % 9) - 4));
+    case Content::kStructure:
+      paint_structure(rng, img, 5, 20);
       break;
-    }
   }
   return img;
-}
-
-std::vector<CandidatePair> standard_set(int step) {
-  std::vector<CandidatePair> c(size_t(canny::make_candidate_set(step, nullptr, 0)));
-  canny::make_candidate_set(step, c.data(), int(c.size()));
-  return c;
 }
 
 // ---------------------------------------------------------------- the plain definitions

@@ -34,8 +34,6 @@
 namespace bitexact {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-using gpuec_test::kCanary;
 constexpr uint16_t kLenCanary = gpuec_test::canary<uint16_t>();
 constexpr size_t kMargin = 64;
 
@@ -444,15 +442,7 @@ struct DeviceFrame {
     return BX_CUDA(ctx, cudaMemset(arena.p + f.slots_off, kCanary, f.slot_bytes())) &&
            BX_CUDA(ctx, cudaMemset(len.p, kCanary, f.slot_len.size() * 2));
   }
-  cavlc::FrameAssembly view(const cavlc_test::FrameArena& f) const {
-    cavlc::FrameAssembly in = f.view();
-    in.arena = arena.p;
-    in.records = reinterpret_cast<const gpuec_mb*>(arena.p + f.records_off);
-    in.slot_len = len.p;
-    in.lead = lead.p;
-    in.slices = slices.p;
-    return in;
-  }
+  cavlc::FrameAssembly view(const cavlc_test::FrameArena& f) const { return f.view(arena.p, len.p, lead.p, slices.p); }
 };
 
 // Runs `launch` (a GPU assembly into canary-filled out / results / total) and downloads the results.

@@ -27,7 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "canary.h"
+
 namespace bitexact {
+
+// What every pair file uses: byte outputs, and the canary byte they are filled with (tests/common/canary.h).
+using Bytes = std::vector<uint8_t>;
+using gpuec_test::kCanary;
 
 enum class SelfTest { kNone, kBit, kCanary };
 

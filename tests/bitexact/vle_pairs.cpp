@@ -10,6 +10,7 @@
 
 #include "canary.h"
 #include "harness.h"
+#include "vle_inputs.h"
 #include "vle/decode.h"
 #include "vle/encode.h"
 #include "vle/format.h"
@@ -27,8 +28,6 @@
 namespace bitexact {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-using gpuec_test::kCanary;
 constexpr size_t kMargin = 64;  // canary bytes behind every output
 
 // The CUDA packer's output tiles (vle/pack_cuda.h), also for the CPU-only build's cases.
@@ -415,17 +414,8 @@ std::vector<std::pair<std::string, Bytes>> format_inputs(std::mt19937& rng) {
   v.push_back({"empty", {}});
   v.push_back({"one byte", {42}});
   v.push_back({"one-symbol alphabet", Bytes(100000, 7)});
-  Bytes all(256 * 300);
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint8_t>(i);
-  v.push_back({"all 256 symbols", all});
-  Bytes fib;  // Fibonacci-like counts: the 16-bit length limit binds
-  uint64_t a = 1, b = 1;
-  for (int s = 0; s < 26; ++s) {
-    fib.insert(fib.end(), a, static_cast<uint8_t>(s));
-    const uint64_t c = a + b;
-    a = b;
-    b = c;
-  }
+  v.push_back({"all 256 symbols", vle_test::all_symbols(256 * 300)});
+  Bytes fib = vle_test::fibonacci_bytes(26);  // Fibonacci-like counts: the 16-bit length limit binds
   std::shuffle(fib.begin(), fib.end(), rng);
   v.push_back({"Fibonacci counts (length limit)", fib});
   for (uint64_t n : tile_sizes(vle::kChunkSymbols, 3, false))

@@ -26,6 +26,7 @@
 
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
+#include "canny_images.h"
 #include "clip.h"  // gpuec_sequences: JPEG luma and y4m frames
 #include "gpu/device.h"
 
@@ -46,14 +47,9 @@ using gpuec_test::under_sanitizer;
 
 using gpuec_test::DevBuf;
 
-struct Image {
-  int w = 0, h = 0;
-  std::vector<uint8_t> px;  // pitch w
-  Image(int w_, int h_) : w(w_), h(h_), px(size_t(w_) * h_, 0) {}
-  uint8_t& at(int x, int y) { return px[size_t(y) * w + x]; }
-};
-
-uint8_t clamp255(double v) { return uint8_t(std::min(255.0, std::max(0.0, std::round(v)))); }
+using canny_test::clamp255;
+using canny_test::Image;
+using canny_test::standard_set;
 
 Image step_image(int w, int h, double angle_deg, uint8_t a, uint8_t b) {
   Image img(w, h);
@@ -88,23 +84,7 @@ Image flat_image(int w, int h, uint8_t v) {
 // Random structure: shaded background, rectangles, discs, lines, mild noise.
 Image structure_image(int w, int h, std::mt19937& rng) {
   Image img(w, h);
-  std::uniform_real_distribution<double> u(0, 1);
-  const double gx = u(rng) * 60 - 30, gy = u(rng) * 60 - 30, base = 60 + u(rng) * 100;
-  std::vector<double> f(size_t(w) * h);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) f[size_t(y) * w + x] = base + gx * x / w + gy * y / h;
-  const int shapes = 10 + int(rng() % 30);
-  for (int k = 0; k < shapes; ++k) {
-    const double cx = u(rng) * w, cy = u(rng) * h, r = 2 + u(rng) * std::max(4, std::min(w, h) / 4);
-    const double val = u(rng) * 255;
-    const int kind = int(rng() % 3);
-    for (int y = std::max(0, int(cy - r)); y < std::min(h, int(cy + r) + 1); ++y)
-      for (int x = std::max(0, int(cx - r)); x < std::min(w, int(cx + r) + 1); ++x) {
-        bool in = kind == 0 ? true : kind == 1 ? std::hypot(x - cx, y - cy) <= r : std::abs((x - cx) - (y - cy)) < 2;
-        if (in) f[size_t(y) * w + x] = val;
-      }
-  }
-  for (size_t i = 0; i < f.size(); ++i) img.px[i] = clamp255(f[i] + (int(rng() % 9) - 4));
+  canny_test::paint_structure(rng, img, 10, 30);
   return img;
 }
 
@@ -114,12 +94,6 @@ Image top_left(const Image& img) {
   Image crop(std::min(img.w, 96), std::min(img.h, 64));
   for (int y = 0; y < crop.h; ++y) std::memcpy(&crop.at(0, y), &img.px[size_t(y) * img.w], size_t(crop.w));
   return crop;
-}
-
-std::vector<CandidatePair> standard_set(int step) {
-  std::vector<CandidatePair> c(size_t(canny::make_candidate_set(step, nullptr, 0)));
-  canny::make_candidate_set(step, c.data(), int(c.size()));
-  return c;
 }
 
 struct Config {

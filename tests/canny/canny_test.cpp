@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "canny_images.h"
 #include "pgm.h"
 
 namespace {
@@ -32,11 +33,7 @@ struct Image {
   uint8_t at(int x, int y) const { return px[size_t(y) * pitch + x]; }
 };
 
-std::vector<CandidatePair> standard_set(int step) {
-  std::vector<CandidatePair> c(size_t(canny::make_candidate_set(step, nullptr, 0)));
-  canny::make_candidate_set(step, c.data(), int(c.size()));
-  return c;
-}
+using canny_test::standard_set;
 
 struct Result {
   int status = 0;
@@ -182,16 +179,9 @@ TEST(CannySelect, GridBinsByHand) {
   canny::Bins b;
   auto c3 = standard_set(3);  // grid 1, 4, ..., 25: edges -1 (so from 0), 5, 11, ..., 47, 53
   canny::make_bins(c3.data(), int(c3.size()), &b);
-  EXPECT_EQ(b.of_half[0], 1);
-  EXPECT_EQ(b.of_half[4], 1);
-  EXPECT_EQ(b.of_half[5], 4);
-  EXPECT_EQ(b.of_half[10], 4);
-  EXPECT_EQ(b.of_half[11], 7);
-  EXPECT_EQ(b.of_half[46], 22);
-  EXPECT_EQ(b.of_half[47], 25);
-  EXPECT_EQ(b.of_half[52], 25);
-  EXPECT_EQ(b.of_half[53], 0);
-  EXPECT_EQ(b.of_half[200], 0);
+  const int expect3[][2] = {{0, 1},   {4, 1},   {5, 4},   {10, 4}, {11, 7},
+                            {46, 22}, {47, 25}, {52, 25}, {53, 0}, {200, 0}};
+  for (const auto& e : expect3) EXPECT_EQ(b.of_half[e[0]], e[1]) << e[0];
   auto c1 = standard_set(1);  // grid 1..25: [2x - 1, 2x + 1), the round-half-up reading at 0.01
   canny::make_bins(c1.data(), int(c1.size()), &b);
   EXPECT_EQ(b.of_half[0], 0);

@@ -103,15 +103,7 @@ struct DeviceFrame {
     return !::testing::Test::HasFailure();
   }
 
-  cavlc::FrameAssembly view() const {
-    cavlc::FrameAssembly in = f.view();
-    in.arena = arena.p;
-    in.records = reinterpret_cast<const gpuec_mb*>(arena.p + f.records_off);
-    in.slot_len = len.p;
-    in.lead = lead.p;
-    in.slices = slices.p;
-    return in;
-  }
+  cavlc::FrameAssembly view() const { return f.view(arena.p, len.p, lead.p, slices.p); }
 };
 
 // The CPU twin's answer for the frame part (codes the slots into f's arena first).

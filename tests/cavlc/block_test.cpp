@@ -533,18 +533,12 @@ TEST(CavlcProperty, RandomBlocksRoundTrip) {
   std::printf("CavlcProperty seed: 0x%x\n", seed);
   RecordProperty("seed", std::to_string(seed));
   std::mt19937 rng(seed);
-  const cavlc::BlockCat cats[] = {cavlc::kLumaDC, cavlc::kLumaAC, cavlc::kLuma4x4, cavlc::kChromaDC,
-                                  cavlc::kChromaAC};
   const int kBlocks = 6000;
   int overflowed = 0, decoded = 0;
   for (int iter = 0; iter < kBlocks; ++iter) {
-    const cavlc::BlockCat cat = cats[rng() % 5];
-    const int n = cavlc::max_coeffs(cat);
-    const int nC = cat == cavlc::kChromaDC ? -1 : static_cast<int>(rng() % 17);
-    const int density_per_mille = std::vector<int>{50, 200, 500, 800, 1000}[rng() % 5];
-    std::vector<int16_t> c(static_cast<size_t>(n), 0);
-    for (auto& x : c)
-      if (static_cast<int>(rng() % 1000) < density_per_mille) x = static_cast<int16_t>(random_level(rng));
+    const gpuec_test::RandomCatBlock b = gpuec_test::random_cat_block(rng, {50, 200, 500, 800, 1000});
+    const int n = b.n, nC = b.nC;
+    const std::vector<int16_t>& c = b.c;
     SCOPED_TRACE("block " + std::to_string(iter) + " n " + std::to_string(n) + " nC " + std::to_string(nC));
 
     const std::string bits = encode(c, nC);  // checks block_bits and TotalCoeff

@@ -90,15 +90,9 @@ struct SliceOut {
 
 SliceOut encode_slice(std::vector<gpuec_mb> recs, int w, int first, int last, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::vector<uint8_t> skel(4096);
-  for (auto& b : skel) b = static_cast<uint8_t>(rng());
-  const int64_t start = 8 * static_cast<int64_t>(rng() % 64);
-  int64_t pos = start + 20 + static_cast<int64_t>(rng() % 40);
-  for (int a = first; a <= last; ++a) {
-    pos += static_cast<int64_t>(rng() % 24);
-    recs[a].skel_bit = pos;
-  }
-  const int64_t end = pos + static_cast<int64_t>(rng() % 30);
+  const cavlc_test::RandomSkeleton sk = cavlc_test::random_skeleton(rng, recs.data(), first, last);
+  const std::vector<uint8_t>& skel = sk.bytes;
+  const int64_t start = sk.start, end = sk.end;
   SliceOut o{0, 0, std::vector<uint8_t>(1 << 20, kCanary)};
   std::vector<cavlc::MbTotals> totals(recs.size());
   vle::BitWriter bw(o.bytes.data(), o.bytes.size());

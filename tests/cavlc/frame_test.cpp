@@ -144,15 +144,9 @@ TEST(CavlcAssemble, FrameSlotsPlusAssemblyEqualTheSliceCoder) {
     for (size_t k = 0; k < starts.size(); ++k) {
       const int first = starts[k], last = (k + 1 < starts.size() ? starts[k + 1] : nmb) - 1;
       // A skeleton with random bits; insertion points increasing, starting past a random header.
-      std::vector<uint8_t> skel(4096);
-      for (auto& b : skel) b = static_cast<uint8_t>(rng());
-      const int64_t start = 8 * static_cast<int64_t>(rng() % 64);
-      int64_t pos = start + 20 + static_cast<int64_t>(rng() % 40);
-      for (int a = first; a <= last; ++a) {
-        pos += static_cast<int64_t>(rng() % 24);
-        recs[a].skel_bit = pos;
-      }
-      const int64_t end = pos + static_cast<int64_t>(rng() % 30);
+      const cavlc_test::RandomSkeleton sk = cavlc_test::random_skeleton(rng, recs.data(), first, last);
+      const std::vector<uint8_t>& skel = sk.bytes;
+      const int64_t start = sk.start, end = sk.end;
       ASSERT_LT(end, 4096 * 8);
       std::vector<uint8_t> want(1 << 20), got(1 << 20, 0xA5);
       std::vector<cavlc::MbTotals> totals(static_cast<size_t>(nmb));

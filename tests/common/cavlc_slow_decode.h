@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
+#include "cavlc/cavlc.h"
 #include "cavlc/tables.h"
 
 namespace gpuec_test {
@@ -27,6 +29,27 @@ inline int random_level(std::mt19937& rng) {
   else if (r < 985) mag = 65 + static_cast<int>(rng() % 2100);
   else mag = 2000 + static_cast<int>(rng() % 30768);
   return (rng() & 1) ? -mag : mag;
+}
+
+// A random block of the round-trip tests: a category (any of the five), its nC (-1 for chroma DC, else 0..16)
+// and n levels, each non-zero (random_level) with one of the five densities (per mille); it may overflow.
+struct RandomCatBlock {
+  cavlc::BlockCat cat;
+  int n, nC;
+  std::vector<int16_t> c;
+};
+inline RandomCatBlock random_cat_block(std::mt19937& rng, const int (&density_per_mille)[5]) {
+  const cavlc::BlockCat cats[] = {cavlc::kLumaDC, cavlc::kLumaAC, cavlc::kLuma4x4, cavlc::kChromaDC,
+                                  cavlc::kChromaAC};
+  RandomCatBlock b;
+  b.cat = cats[rng() % 5];
+  b.n = cavlc::max_coeffs(b.cat);
+  b.nC = b.cat == cavlc::kChromaDC ? -1 : static_cast<int>(rng() % 17);
+  const int density = density_per_mille[rng() % 5];
+  b.c.assign(static_cast<size_t>(b.n), 0);
+  for (auto& x : b.c)
+    if (static_cast<int>(rng() % 1000) < density) x = static_cast<int16_t>(random_level(rng));
+  return b;
 }
 
 // Decodes one block of n coefficients (4, 15 or 16) with nC (-1 for chroma DC); levels[pos] gets the level

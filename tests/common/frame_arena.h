@@ -132,17 +132,21 @@ struct FrameArena {
 
   size_t slot_bytes() const { return static_cast<size_t>(n_mbs) * cavlc::kMbSlots * cavlc::kSlotBytes; }
 
-  // Host view (the CUDA test swaps in device pointers).
-  cavlc::FrameAssembly view() const {
+  // Host view.
+  cavlc::FrameAssembly view() const { return view(arena.data(), slot_len.data(), lead.data(), slices.data()); }
+  // The same frame with its arena, slot lengths, leads and slices at other addresses (the CUDA tests' device
+  // copies).
+  cavlc::FrameAssembly view(const uint8_t* arena_at, const uint16_t* slot_len_at, const cavlc::MbLead* lead_at,
+                            const cavlc::FrameSlice* slices_at) const {
     cavlc::FrameAssembly in{};
-    in.arena = arena.data();
+    in.arena = arena_at;
     in.records_bit = records_off * 8;
     in.slots_bit = slots_off * 8;
     in.zero_bit = zero_off * 8;
-    in.records = reinterpret_cast<const gpuec_mb*>(arena.data() + records_off);
-    in.slot_len = slot_len.data();
-    in.lead = lead.data();
-    in.slices = slices.data();
+    in.records = reinterpret_cast<const gpuec_mb*>(arena_at + records_off);
+    in.slot_len = slot_len_at;
+    in.lead = lead_at;
+    in.slices = slices_at;
     in.n_mbs = n_mbs;
     in.n_slices = static_cast<int32_t>(slices.size());
     return in;

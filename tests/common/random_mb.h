@@ -121,4 +121,24 @@ inline std::vector<gpuec_mb> random_frame(std::mt19937& rng, int nmb, int densit
   return v;
 }
 
+// A random slice skeleton for the slice coder: 4096 random bytes, the slice data starting at a random whole byte
+// (start), records first..last inserted at increasing random bit positions past a random header (their
+// skel_bit), and the slice ending a random number of bits after the last one (end).
+struct RandomSkeleton {
+  std::vector<uint8_t> bytes;
+  int64_t start, end;
+};
+inline RandomSkeleton random_skeleton(std::mt19937& rng, gpuec_mb* recs, int first, int last) {
+  RandomSkeleton k{std::vector<uint8_t>(4096), 0, 0};
+  for (auto& b : k.bytes) b = static_cast<uint8_t>(rng());
+  k.start = 8 * static_cast<int64_t>(rng() % 64);
+  int64_t pos = k.start + 20 + static_cast<int64_t>(rng() % 40);
+  for (int a = first; a <= last; ++a) {
+    pos += static_cast<int64_t>(rng() % 24);
+    recs[a].skel_bit = pos;
+  }
+  k.end = pos + static_cast<int64_t>(rng() % 30);
+  return k;
+}
+
 }  // namespace cavlc_test

@@ -47,6 +47,15 @@ inline bool seed_from_args(int argc, char** argv, uint32_t* seed) {
   return true;
 }
 
+// A fixed seed that GPUEC_SEED=N in the environment overrides, printed with the test's name (tests that keep one
+// seed from run to run unless told otherwise; call it once).
+inline uint32_t fixed_seed(const char* name, uint32_t fallback) {
+  const char* s = std::getenv("GPUEC_SEED");
+  const uint32_t v = s ? static_cast<uint32_t>(std::strtoul(s, nullptr, 0)) : fallback;
+  std::printf("%s seed: 0x%x (GPUEC_SEED overrides)\n", name, v);
+  return v;
+}
+
 inline uint32_t test_seed(const char* name) {
   static const uint32_t seed = [name] {
     uint32_t s = random_seed();

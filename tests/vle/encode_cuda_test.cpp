@@ -24,6 +24,7 @@
 #include "vle/encode.h"
 #include "vle/encode_cuda.h"
 #include "vle/huffman.h"
+#include "vle_inputs.h"
 
 namespace {
 
@@ -75,27 +76,7 @@ std::string shared_dir() {
 }
 
 // A corpus file, plain or as NAME.xz (through `xz -dc`); empty when neither can be read.
-std::vector<uint8_t> read_corpus(const std::string& name) {
-  const std::string base = shared_dir() + "/corpus/canterbury/" + name;
-  std::vector<uint8_t> v;
-  if (std::FILE* f = std::fopen(base.c_str(), "rb")) {
-    uint8_t buf[1 << 16];
-    size_t got;
-    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + got);
-    std::fclose(f);
-    return v;
-  }
-  if (std::FILE* f = std::fopen((base + ".xz").c_str(), "rb")) {
-    std::fclose(f);
-    if (std::FILE* p = popen(("xz -dc '" + base + ".xz' 2>/dev/null").c_str(), "r")) {
-      uint8_t buf[1 << 16];
-      size_t got;
-      while ((got = std::fread(buf, 1, sizeof buf, p)) > 0) v.insert(v.end(), buf, buf + got);
-      if (pclose(p) != 0) v.clear();
-    }
-  }
-  return v;
-}
+std::vector<uint8_t> read_corpus(const std::string& name) { return vle_test::read_canterbury(shared_dir(), name); }
 
 // One comparison: encode_ref, then the CUDA variant on canary-filled device buffers.
 struct Case {

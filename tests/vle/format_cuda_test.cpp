@@ -14,6 +14,7 @@
 #include "gpu/device.h"
 #include "vle/encode_cuda.h"
 #include "vle/format.h"
+#include "vle_inputs.h"
 
 namespace {
 
@@ -73,18 +74,9 @@ TEST(GvleFormatCuda, EdgeCasesMatchTheCpuFile) {
   expect_same_file({}, "empty");
   expect_same_file({42}, "one byte");
   expect_same_file(Bytes(100000, 7), "one-symbol alphabet");
-  Bytes all(256 * 300);
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint8_t>(i);
-  expect_same_file(all, "all 256 symbols");
+  expect_same_file(vle_test::all_symbols(256 * 300), "all 256 symbols");
   // Fibonacci-like counts force the 16-bit limit.
-  Bytes fib;
-  uint64_t a = 1, b = 1;
-  for (int s = 0; s < 26; ++s) {
-    fib.insert(fib.end(), a, static_cast<uint8_t>(s));
-    const uint64_t c = a + b;
-    a = b;
-    b = c;
-  }
+  Bytes fib = vle_test::fibonacci_bytes(26);
   std::shuffle(fib.begin(), fib.end(), std::mt19937(7));
   expect_same_file(fib, "16-bit codes");
   for (size_t n : {size_t{65535}, size_t{65536}, size_t{65537}, size_t{8191}, size_t{8192}, size_t{8193}}) {

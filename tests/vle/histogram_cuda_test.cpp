@@ -6,6 +6,7 @@
 
 #include "canary.h"
 #include "gpu_test.h"
+#include "test_seed.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,12 +26,7 @@ constexpr uint64_t kCanary64 = gpuec_test::canary<uint64_t>();
 constexpr size_t kBlockBytes = 256 * 16 * 4;  // one block's bytes per loop iteration
 
 uint32_t base_seed() {
-  static const uint32_t seed = [] {
-    const char* s = std::getenv("GPUEC_SEED");
-    const uint32_t v = s ? static_cast<uint32_t>(std::strtoul(s, nullptr, 0)) : 0x415706u;
-    std::printf("histogram_cuda_test seed: 0x%x (GPUEC_SEED overrides)\n", v);
-    return v;
-  }();
+  static const uint32_t seed = gpuec_test::fixed_seed("histogram_cuda_test", 0x415706u);
   return seed;
 }
 

@@ -6,6 +6,7 @@
 
 #include "canary.h"
 #include "gpu_test.h"
+#include "test_seed.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -30,12 +31,7 @@ constexpr int64_t kLargeCap = static_cast<int64_t>(gpuec_bench::kPackLargeOutput
 using gpuec_test::kCanary;
 
 uint32_t base_seed() {
-  static const uint32_t seed = [] {
-    const char* s = std::getenv("GPUEC_SEED");
-    const uint32_t v = s ? static_cast<uint32_t>(std::strtoul(s, nullptr, 0)) : 0x9ac4e11u;
-    std::printf("pack_cuda_test seed: 0x%x (GPUEC_SEED overrides)\n", v);
-    return v;
-  }();
+  static const uint32_t seed = gpuec_test::fixed_seed("pack_cuda_test", 0x9ac4e11u);
   return seed;
 }
 

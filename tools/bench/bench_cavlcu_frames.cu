@@ -613,10 +613,8 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       usage(stdout);
       return 0;
-    } else if (a == "--repeats" && has_value) {
-      if (!parse_int(argv[++i], 1, &o.repeats)) return usage(stderr), kExitUsage;
-    } else if (a == "--warmup" && has_value) {
-      if (!parse_int(argv[++i], 0, &o.warmup)) return usage(stderr), kExitUsage;
+    } else if (const int t = gpuec_bench::timing_option(argc, argv, i, &o.repeats, &o.warmup)) {
+      if (t < 0) return usage(stderr), kExitUsage;
     } else if (a == "--cpu-repeats" && has_value) {
       if (!parse_int(argv[++i], 1, &o.cpu_repeats)) return usage(stderr), kExitUsage;
     } else if (a == "--device" && has_value) {

@@ -28,6 +28,7 @@
 #include "vle/encode_cuda.h"
 #include "vle/huffman.h"
 #include "bench_util.h"
+#include "vle_inputs.h"
 
 namespace {
 
@@ -36,26 +37,6 @@ namespace {
 
 const char* kFiles[] = {"alice29.txt", "asyoulik.txt", "cp.html", "fields.c", "grammar.lsp", "kennedy.xls", "lcet10.txt",
                         "plrabn12.txt", "ptt5", "sum", "xargs.1", "bible.txt", "E.coli", "world192.txt"};
-
-std::vector<uint8_t> read_corpus(const std::string& dir, const std::string& name) {
-  const std::string base = dir + "/corpus/canterbury/" + name;
-  std::vector<uint8_t> v;
-  uint8_t buf[1 << 16];
-  size_t got;
-  if (std::FILE* f = std::fopen(base.c_str(), "rb")) {
-    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + got);
-    std::fclose(f);
-    return v;
-  }
-  if (std::FILE* f = std::fopen((base + ".xz").c_str(), "rb")) {
-    std::fclose(f);
-    if (std::FILE* p = popen(("xz -dc '" + base + ".xz' 2>/dev/null").c_str(), "r")) {
-      while ((got = std::fread(buf, 1, sizeof buf, p)) > 0) v.insert(v.end(), buf, buf + got);
-      if (pclose(p) != 0) v.clear();
-    }
-  }
-  return v;
-}
 
 using gpuec_bench::upper_median;
 
@@ -112,7 +93,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
   for (const char* f : kFiles) {
     if (!only.empty() && only.find("," + std::string(f) + ",") == std::string::npos) continue;
-    std::vector<uint8_t> v = read_corpus(dir, f);
+    std::vector<uint8_t> v = vle_test::read_canterbury(dir, f);
     if (v.empty()) std::printf("  %s: not readable under %s/corpus/canterbury, skipped\n", f, dir.c_str());
     else files.emplace_back(f, std::move(v));
   }

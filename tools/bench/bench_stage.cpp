@@ -210,13 +210,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "-h" || a == "--help") {
+    if (const int t = gpuec_bench::timing_option(argc, argv, i, &repeats, &warmup)) {
+      if (t < 0) return usage(stderr), 1;
+    } else if (a == "-h" || a == "--help") {
       usage(stdout);
       return 0;
-    } else if (a == "--repeats" && has_value) {
-      if (!parse_int(argv[++i], 1, &repeats)) return usage(stderr), 1;
-    } else if (a == "--warmup" && has_value) {
-      if (!parse_int(argv[++i], 0, &warmup)) return usage(stderr), 1;
     } else if (a == "--size" && has_value) {
       char* end = nullptr;
       size_mib = std::strtod(argv[++i], &end);

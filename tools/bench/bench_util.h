@@ -39,6 +39,17 @@ inline bool parse_int(const char* s, int lo, int* v) {
   return true;
 }
 
+// The timed loop's options at argv[i]: --repeats R (R >= 1) and --warmup W (W >= 0). 1 when argv[i] is one of
+// them with a valid value (i moved onto the value), -1 when that value is not valid, 0 when argv[i] is neither or
+// has no value after it.
+inline int timing_option(int argc, char** argv, int& i, int* repeats, int* warmup) {
+  if (i + 1 >= argc) return 0;
+  const bool is_repeats = !std::strcmp(argv[i], "--repeats");
+  if (!is_repeats && std::strcmp(argv[i], "--warmup")) return 0;
+  ++i;
+  return parse_int(argv[i], is_repeats ? 1 : 0, is_repeats ? repeats : warmup) ? 1 : -1;
+}
+
 // The value of --seed N on the command line (strtoul, base 0), else `seed`.
 inline uint32_t seed_option(int argc, char** argv, uint32_t seed) {
   for (int i = 1; i + 1 < argc; ++i)
