@@ -311,35 +311,29 @@ bool parse_pps(const uint8_t* rbsp, size_t size, Pps& p, Error& err) {
 
 namespace {
 
-// Parses into the scratch set (allocated once), then swaps it into its id's slot: a set that fails to parse
-// leaves the stored one untouched. Returns the id, or -1.
+// Parses into the scratch set (allocated once), then swaps it into its id's slot, records the id as the last
+// one and starts a new generation: a set that fails to parse leaves everything as it was.
 template <class Set, size_t N, class Parse, class Id>
-int store_set(std::unique_ptr<Set>& scratch, std::unique_ptr<Set> (&slots)[N], Parse parse, Id id_of) {
+bool store_set(std::unique_ptr<Set>& scratch, std::unique_ptr<Set> (&slots)[N], Parse parse, Id id_of, int* last,
+               uint64_t* generation) {
   if (!scratch) scratch.reset(new Set);
-  if (!parse(*scratch)) return -1;
-  const int id = static_cast<int>(id_of(*scratch));
-  slots[id].swap(scratch);
-  return id;
+  if (!parse(*scratch)) return false;
+  *last = static_cast<int>(id_of(*scratch));
+  slots[*last].swap(scratch);
+  *generation = ++g_generation;
+  return true;
 }
 
 }  // namespace
 
 bool ParamSets::store_sps(const uint8_t* rbsp, size_t size, Error& err) {
-  const int id = store_set(sps_scratch_, sps_, [&](Sps& s) { return parse_sps(rbsp, size, s, err); },
-                           [](const Sps& s) { return s.seq_parameter_set_id; });
-  if (id < 0) return false;
-  last_sps_ = id;
-  generation_ = ++g_generation;
-  return true;
+  return store_set(sps_scratch_, sps_, [&](Sps& s) { return parse_sps(rbsp, size, s, err); },
+                   [](const Sps& s) { return s.seq_parameter_set_id; }, &last_sps_, &generation_);
 }
 
 bool ParamSets::store_pps(const uint8_t* rbsp, size_t size, Error& err) {
-  const int id = store_set(pps_scratch_, pps_, [&](Pps& p) { return parse_pps(rbsp, size, p, err); },
-                           [](const Pps& p) { return p.pic_parameter_set_id; });
-  if (id < 0) return false;
-  last_pps_ = id;
-  generation_ = ++g_generation;
-  return true;
+  return store_set(pps_scratch_, pps_, [&](Pps& p) { return parse_pps(rbsp, size, p, err); },
+                   [](const Pps& p) { return p.pic_parameter_set_id; }, &last_pps_, &generation_);
 }
 
 const char* profile_name(uint8_t profile_idc, uint8_t constraint_flags) {
