@@ -30,12 +30,12 @@ namespace {
 
 constexpr size_t kMargin = 64;  // canary bytes behind every output
 
-// The CUDA packer's output tiles (vle/pack_cuda.h), also for the CPU-only build's cases.
+// The CUDA packer's output tiles (bench_kernels/pack_cuda.h), also for the CPU-only build's cases.
 constexpr uint64_t kPackTile = 8192, kPackLargeTile = 16384, kPackLargeOutput = uint64_t{32} << 20;
 #if defined(GPUEC_HAVE_CUDA)
 static_assert(kPackTile == gpuec_bench::kPackTileBytes && kPackLargeTile == gpuec_bench::kPackLargeTileBytes &&
                   kPackLargeOutput == gpuec_bench::kPackLargeOutputBytes,
-              "the pack cases aim at vle/pack_cuda.h's tiles");
+              "the pack cases aim at bench_kernels/pack_cuda.h tiles");
 #endif
 
 // ---------------------------------------------------------------- inputs
@@ -308,7 +308,7 @@ Segments make_segments(std::mt19937& rng, uint64_t total, SegMix mix, uint64_t t
 bool bit_at(const uint8_t* p, uint64_t b) { return (p[b >> 3] >> (7 - (b & 7))) & 1; }
 void set_bit(uint8_t* p, uint64_t b) { p[b >> 3] |= static_cast<uint8_t>(0x80u >> (b & 7)); }
 
-// The oracle: every segment bit copied on its own (vle/pack.h: words MSB first, byte streams MSB first).
+// The oracle: every segment bit copied on its own (bench_kernels/pack.h: words MSB first, byte streams MSB first).
 Bytes plain_pack(const Segments& s, bool words) {
   Bytes out(vle::packed_bytes(s.total), 0);
   for (size_t i = 0; i < s.len.size(); ++i)

@@ -1,5 +1,5 @@
 // The frame assembly's CPU twin (cavlc/assemble_frame.h) against the per-slice assembly
-// assemble_slice_ref (cavlc/assemble.h, itself checked against the slice coder): every slice of random
+// assemble_slice_ref (tests/common/slice_assembly.h, itself checked against the slice coder): every slice of random
 // frames in one call, with random skeletons and insertion points, I_PCM (alignment by output position),
 // skipped macroblocks and all-skip slices, 1-macroblock slices, gaps between slices, empty leads and
 // tails. The output is canary-filled first: nothing past packed_bytes(total) may be written.

@@ -1,4 +1,4 @@
-// Real captures for the tests (gpuec/capture.h): the folder ($GPUEC_CAPTURES, else
+// Real captures for the tests (cavlc/capture.h): the folder ($GPUEC_CAPTURES, else
 // $GPUEC_SHARED_DIR/captures), its .cap and .cap.xz files, and loading one (xz-compressed ones through a
 // temporary file named after `tag` and the process).
 #pragma once

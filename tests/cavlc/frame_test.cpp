@@ -1,5 +1,5 @@
 // The frame coder (cavlc/frame.h, the CAVLCU kernel's CPU twin) and the slice assembly
-// (cavlc/assemble.h) against the slice coder that the
+// (tests/common/slice_assembly.h) against the slice coder that the
 // end-to-end tests validate against stock x264: per slice, the concatenation of every macroblock's
 // slots must equal the residual encode_slice_ref writes. Random x264-like frames, several layouts.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Test input for the frame assembly (cavlc/assemble_frame.h): a frame's records, random slice
 // skeletons and insertion points, everything in one arena, and the expected output built slice by slice
-// with assemble_slice_ref (cavlc/assemble.h). Shared by the CPU and the CUDA tests of the assembly.
+// with assemble_slice_ref (slice_assembly.h). Shared by the CPU and the CUDA tests of the assembly.
 #pragma once
 
 #include <algorithm>

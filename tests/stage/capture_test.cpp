@@ -1,4 +1,4 @@
-// The stage's capture file (gpuec/capture.h): written through the C interface with GPUEC_CAPTURE set,
+// The stage's capture file (cavlc/capture.h): written through the C interface with GPUEC_CAPTURE set,
 // read back with cavlc::read_capture, and replayed through the CPU coder as the benchmark does.
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 # The GPU entropy stage on real frames against the CPU stage and x264's own residual writer, per frame
 # (the issue's protocol; the paper's figures 15-17). For every clip (QCIF, CIF, 720p, 1080p, 2160p) and QP:
 #   1. the patched x264 encodes with --gpu-entropy cpu --threads 1 and GPUEC_CAPTURE: the capture holds
-#      every slice's records, skeleton and output (gpuec/capture.h);
+#      every slice's records, skeleton and output (cavlc/capture.h);
 #   2. the timed x264 (stock + plugin/x264/bench/*.patch), when present, encodes the same frames with the
 #      same options N times; its stream must be byte-identical to the patched one; X264_RESIDUAL_TIMES gives
 #      its residual writer's time per frame on one core (median over the N encodes);

@@ -1,4 +1,4 @@
-// cavlcu-bench-frames: the GPU entropy stage per frame on real frames (stage captures, gpuec/capture.h),
+// cavlcu-bench-frames: the GPU entropy stage per frame on real frames (stage captures, cavlc/capture.h),
 // against the CPU stage on one core. Driven by tools/bench/bench-cavlcu.sh; plotted by tools/bench/plot-cavlcu.py.
 //
 // A capture is one x264 --threads 1 encode; its frames are the runs of slices that start with a slice

@@ -1,4 +1,4 @@
-// gpuec-bench-stage: times the CPU entropy stage on captured slices (gpuec/capture.h), and the
+// gpuec-bench-stage: times the CPU entropy stage on captured slices (cavlc/capture.h), and the
 // machine's memcpy bandwidth as a reference. Driven by tools/bench/bench-stage.sh; see docs/benchmarks.md.
 //
 // For every frame of the capture (a frame starts at a slice with first_mb 0; capture with x264

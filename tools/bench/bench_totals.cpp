@@ -1,6 +1,6 @@
 // gpuec-bench-totals: times cavlc::mb_totals, the check gpuec_mb_commit runs inside x264's macroblock
 // loop, against its plain twin (the block-by-block total_coeff + level_overflow loop it replaced) on
-// the coded (not skipped) records of real captures (gpuec/capture.h).
+// the coded (not skipped) records of real captures (cavlc/capture.h).
 //
 // Before timing, both must agree on every record (return value and all 27 totals). Two timings per
 // capture, each the median of R runs after W warm-up runs, the twin and mb_totals alternating run by run:

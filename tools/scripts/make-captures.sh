@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records real macroblock data for the CAVLCU tests: runs the patched x264 with the CPU stage and
-# GPUEC_CAPTURE (gpuec/capture.h) over e2e matrix cases that use --threads 1 (one stage, frames in
+# GPUEC_CAPTURE (cavlc/capture.h) over e2e matrix cases that use --threads 1 (one stage, frames in
 # order), one capture file per case: OUT/<case>.cap.
 #   tools/scripts/make-captures.sh --build-dir BUILD --out DIR [--max-frames N] [CASE...]
 # Without CASE names: every stage case of tests/e2e/matrix.tsv with --threads 1 and no --pass.

@@ -1,4 +1,4 @@
-// The stage's side of the capture file (format in gpuec/capture.h). Process-wide and thread-safe.
+// The stage's side of the capture file (format in cavlc/capture.h). Process-wide and thread-safe.
 #pragma once
 
 #include <cstddef>
