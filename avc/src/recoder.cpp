@@ -95,7 +95,7 @@ class FrameRecoder final : public SliceRecoder {
         records[g] = m;
         records[g].mb_addr = int32_t(g);
         leads[g] = cavlc::MbLead{skel_bit0 + pos, uint32_t(uint64_t(m.skel_bit) - pos), 0};
-        cavlc::tc_record(totals, tc + g * cavlc::kTcRecordBytes);
+        if (tc) cavlc::tc_record(totals, tc + g * cavlc::kTcRecordBytes);  // the cuda coder's only
         pos = uint64_t(m.skel_bit);
       }
     }
@@ -169,7 +169,8 @@ class FrameRecoder final : public SliceRecoder {
     }
     std::fill(coder_->slice_ids() + base, coder_->slice_ids() + base + size_t(pic_mbs_), -1);
     std::fill(coder_->leads() + base, coder_->leads() + base + size_t(pic_mbs_), cavlc::MbLead{0, 0, 0});
-    std::memset(coder_->tc_records() + base * cavlc::kTcRecordBytes, 0, size_t(pic_mbs_) * cavlc::kTcRecordBytes);
+    if (uint8_t* tc = coder_->tc_records())
+      std::memset(tc + base * cavlc::kTcRecordBytes, 0, size_t(pic_mbs_) * cavlc::kTcRecordBytes);
     std::fill(occupied_.begin(), occupied_.end(), uint8_t{0});
   }
 

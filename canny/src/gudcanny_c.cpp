@@ -80,14 +80,6 @@ int prepare_cpu(gudcanny_ctx* c, std::string* why) {
   return GUDCANNY_OK;
 }
 
-long long env_frame(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return -1;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  return (*end == '\0' && n >= 0) ? n : -1;
-}
-
 // Writes a width x height edge map (rows of 0 or 255) into out as `how` says.
 void write_map(uint8_t* out, ptrdiff_t out_pitch, const uint8_t* map, ptrdiff_t map_pitch, int width, int height,
                int how) {
@@ -266,8 +258,8 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
   c->width = cfg->width;
   c->height = cfg->height;
   c->depth = cfg->depth;
-  c->fail_at_wait = env_frame("GPUEC_GUDCANNY_FAIL_AT_FRAME");
-  c->fail_at_launch = env_frame("GPUEC_GUDCANNY_FAIL_AT_SUBMIT");
+  c->fail_at_wait = gpu::fail_at_frame("GPUEC_GUDCANNY_FAIL_AT_FRAME");
+  c->fail_at_launch = gpu::fail_at_frame("GPUEC_GUDCANNY_FAIL_AT_SUBMIT");
   try {
     c->candidates.resize(size_t(canny::make_candidate_set(cfg->step, nullptr, 0)));
     canny::make_candidate_set(cfg->step, c->candidates.data(), int(c->candidates.size()));

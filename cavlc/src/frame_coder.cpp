@@ -25,7 +25,6 @@ class CpuCoder final : public FrameCoder {
       ids_.resize(mbs_ + 1);
       leads_.resize(mbs_ + 1);
       slices_.resize(mbs_ + 1);
-      tc_.resize((mbs_ + 1) * kTcRecordBytes);
       totals_.resize(mbs_ + 1);
       results_.resize(mbs_ + 1);
     } catch (const std::bad_alloc&) {
@@ -40,7 +39,7 @@ class CpuCoder final : public FrameCoder {
   int32_t* slice_ids() override { return ids_.data(); }
   MbLead* leads() override { return leads_.data(); }
   FrameSlice* slices() override { return slices_.data(); }
-  uint8_t* tc_records() override { return tc_.data(); }
+  uint8_t* tc_records() override { return nullptr; }
   uint8_t* skeleton(size_t bytes) override {
     if (bytes > skel_.size() || skel_.empty()) {
       try {  // 4 readable bytes past the end: the bit copies read whole words
@@ -100,7 +99,7 @@ class CpuCoder final : public FrameCoder {
   std::vector<int32_t> ids_;
   std::vector<MbLead> leads_;
   std::vector<FrameSlice> slices_;
-  std::vector<uint8_t> tc_, skel_, out_;
+  std::vector<uint8_t> skel_, out_;
   std::vector<MbTotals> totals_;
   std::vector<SliceResult> results_;
 };

@@ -2,8 +2,6 @@
 
 #include <cstdlib>
 
-#include "gpu/device.h"
-
 namespace gpu {
 
 const char* backend_name(Backend b) {
@@ -16,9 +14,9 @@ const char* backend_name(Backend b) {
   return "unknown";
 }
 
-bool parse_backend(const std::string& name, Backend* b, bool allow_off) {
-  for (Backend v : {Backend::kOff, Backend::kCpu, Backend::kCuda, Backend::kAuto})
-    if (name == backend_name(v) && (v != Backend::kOff || allow_off)) {
+bool parse_backend(const std::string& name, Backend* b) {
+  for (Backend v : {Backend::kCpu, Backend::kCuda, Backend::kAuto})
+    if (name == backend_name(v)) {
       *b = v;
       return true;
     }
@@ -31,18 +29,8 @@ bool backend_from_int(int v, Backend* b) {
   return true;
 }
 
-Backend resolve_backend(Backend asked, int device, std::string* why) {
-  if (asked != Backend::kCuda && asked != Backend::kAuto) return asked;
-  std::string reason;
-  const int n = device_count(&reason);
-  if (n > 0 && device >= 0 && device < n) return Backend::kCuda;
-  if (n > 0) reason = "device " + std::to_string(device) + " asked for, " + std::to_string(n) + " present";
-  if (why) *why = reason;
-  return Backend::kCpu;
-}
-
-long long cuda_fail_at_frame() {
-  const char* v = std::getenv("GPUEC_CUDA_FAIL_AT_FRAME");
+long long fail_at_frame(const char* variable) {
+  const char* v = std::getenv(variable);
   if (!v || !*v) return -1;
   char* end = nullptr;
   const long long n = std::strtoll(v, &end, 10);

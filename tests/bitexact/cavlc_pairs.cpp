@@ -643,11 +643,12 @@ bool frame_coder_run(Context& ctx, gpu::Backend backend, const cavlc_test::Frame
   const cavlc::FrameAssembly v = f.view();
   std::memcpy(c->leads(), v.lead, n * sizeof(cavlc::MbLead));
   std::memcpy(c->slices(), v.slices, f.slices.size() * sizeof(cavlc::FrameSlice));
-  for (size_t i = 0; i < n; ++i) {
-    uint8_t t[GPUEC_TC_COUNT] = {};
-    if (recs[i].kind != GPUEC_MB_SKIP && cavlc::mb_totals(recs[i], t) < 0) return ctx.fail("mb_totals refused a record");
-    cavlc::tc_record(t, c->tc_records() + i * cavlc::kTcRecordBytes);
-  }
+  if (uint8_t* tc = c->tc_records())  // the cuda coder's only
+    for (size_t i = 0; i < n; ++i) {
+      uint8_t t[GPUEC_TC_COUNT] = {};
+      if (recs[i].kind != GPUEC_MB_SKIP && cavlc::mb_totals(recs[i], t) < 0) return ctx.fail("mb_totals refused a record");
+      cavlc::tc_record(t, tc + i * cavlc::kTcRecordBytes);
+    }
   uint8_t* area = c->skeleton(f.records_off);
   if (!area) return ctx.fail("FrameCoder::skeleton");
   std::memcpy(area, f.arena.data(), f.records_off);

@@ -76,7 +76,7 @@ class FrameCoder {
   virtual MbLead* leads() = 0;
   virtual FrameSlice* slices() = 0;
   // kTcRecordBytes per record: each record's TotalCoeff record (cavlc::tc_record of cavlc::mb_totals; zero
-  // when skipped). kCuda reads them instead of counting on the GPU; kCpu does not read them.
+  // when skipped), which kCuda reads instead of counting on the GPU. nullptr on kCpu, which needs none.
   virtual uint8_t* tc_records() = 0;
   // The skeleton area, with room for `bytes`; may move (contents kept). nullptr when it cannot grow. Not
   // while a part is in flight.

@@ -21,17 +21,15 @@ enum class Backend : int { kOff = 0, kCpu = 1, kCuda = 2, kAuto = 3 };
 
 // "off", "cpu", "cuda", "auto"; "unknown" for a value out of range.
 const char* backend_name(Backend b);
-// The value whose backend_name is `name`. False for other names, and for "off" unless allow_off.
-bool parse_backend(const std::string& name, Backend* b, bool allow_off = false);
+// The value whose backend_name is `name`, "off" excepted (no caller can turn its component off by name).
+// False for other names.
+bool parse_backend(const std::string& name, Backend* b);
 // The value of an int from a C interface: false when out of [kOff, kAuto].
 bool backend_from_int(int v, Backend* b);
 
-// What a request runs on: kCpu stays kCpu; kCuda and kAuto become kCuda when device `device` is usable,
-// else kCpu with the reason in *why (kAuto: a fallback the caller need not report). kOff stays kOff.
-Backend resolve_backend(Backend asked, int device, std::string* why);
-
-// The test hook for failures of a CUDA backend mid-stream: the N of GPUEC_CUDA_FAIL_AT_FRAME=N (the
-// N-th frame part a process submits, from 0, fails on purpose), or -1 when unset or not a number >= 0.
-long long cuda_fail_at_frame();
+// The test hook for failures of a CUDA backend: the N of the environment variable `variable` set to N (the
+// backend fails on purpose at its N-th frame, from 0; GPUEC_CUDA_FAIL_AT_FRAME for the x264 stage,
+// GPUEC_GUDCANNY_FAIL_AT_FRAME and _AT_SUBMIT for GUD-Canny), or -1 when unset or not a number >= 0.
+long long fail_at_frame(const char* variable);
 
 }  // namespace gpu

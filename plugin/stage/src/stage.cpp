@@ -57,6 +57,11 @@ struct gpuec_stage {
   int mb_height = 0;
   std::unique_ptr<cavlc::FrameCoder> coder;   // the one that codes the next part
   std::unique_ptr<cavlc::FrameCoder> failed;  // a cuda coder that failed (kept until the stage goes)
+  // coder's input arrays (use_coder): the records are written here as x264 commits them
+  gpuec_mb* recs = nullptr;
+  int32_t* ids = nullptr;
+  cavlc::MbLead* leads = nullptr;
+  uint8_t* tc = nullptr;                      // TotalCoeff records: cuda only (null on the cpu coder)
   std::string note;                    // not reported yet (gpuec_stage_note)
   long long fail_at = -1;              // GPUEC_CUDA_FAIL_AT_FRAME
   size_t capacity = 0;                 // records of the coder's arrays
@@ -79,7 +84,15 @@ struct gpuec_stage {
 namespace {
 
 SliceState& cur(gpuec_stage* s) { return s->slices.back(); }
-bool on_cuda(const gpuec_stage* s) { return s->coder->backend() == gpu::Backend::kCuda; }
+
+// Makes c the stage's coder and takes its input arrays.
+void use_coder(gpuec_stage* s, std::unique_ptr<cavlc::FrameCoder> c) {
+  s->coder = std::move(c);
+  s->recs = s->coder->records();
+  s->ids = s->coder->slice_ids();
+  s->leads = s->coder->leads();
+  s->tc = s->coder->tc_records();
+}
 
 bool next_addr_ok(const gpuec_stage* s, int mb_addr) {
   const SliceState& c = s->slices.back();
@@ -90,13 +103,11 @@ bool next_addr_ok(const gpuec_stage* s, int mb_addr) {
 
 // Records [from, to) of the coder's arrays become fillers: skipped, in no slice (cavlc/frame_coder.h).
 void fill(gpuec_stage* s, size_t from, size_t to) {
-  cavlc::FrameCoder& c = *s->coder;
-  uint8_t* tc = on_cuda(s) ? c.tc_records() : nullptr;
   for (size_t i = from; i < to; ++i) {
-    c.records()[i].kind = GPUEC_MB_SKIP;
-    c.slice_ids()[i] = -1;
-    c.leads()[i] = cavlc::MbLead{0, 0, 0};
-    if (tc) std::memset(tc + i * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
+    s->recs[i].kind = GPUEC_MB_SKIP;
+    s->ids[i] = -1;
+    s->leads[i] = cavlc::MbLead{0, 0, 0};
+    if (s->tc) std::memset(s->tc + i * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
   }
 }
 
@@ -110,16 +121,15 @@ int cuda_failed(gpuec_stage* s, const std::string& why, bool report) {
   std::unique_ptr<cavlc::FrameCoder> cpu =
       cavlc::FrameCoder::create(gpu::Backend::kCpu, s->mb_width, s->mb_height, 0, &reason);
   if (!cpu) return GPUEC_ENOMEM;
-  cavlc::FrameCoder& from = *s->coder;
   uint8_t* area = cpu->skeleton(s->skel_used);
   if (!area) return GPUEC_ENOMEM;
-  std::memcpy(area, from.skeleton(0), s->skel_used);
-  std::memcpy(cpu->records(), from.records(), s->n * sizeof(gpuec_mb));
-  std::memcpy(cpu->slice_ids(), from.slice_ids(), s->n * sizeof(int32_t));
-  std::memcpy(cpu->leads(), from.leads(), s->n * sizeof(cavlc::MbLead));
-  std::memcpy(cpu->slices(), from.slices(), s->slices.size() * sizeof(cavlc::FrameSlice));
+  std::memcpy(area, s->coder->skeleton(0), s->skel_used);
+  std::memcpy(cpu->records(), s->recs, s->n * sizeof(gpuec_mb));
+  std::memcpy(cpu->slice_ids(), s->ids, s->n * sizeof(int32_t));
+  std::memcpy(cpu->leads(), s->leads, s->n * sizeof(cavlc::MbLead));
+  std::memcpy(cpu->slices(), s->coder->slices(), s->slices.size() * sizeof(cavlc::FrameSlice));
   s->failed = std::move(s->coder);
-  s->coder = std::move(cpu);
+  use_coder(s, std::move(cpu));
   return GPUEC_OK;
 }
 
@@ -128,7 +138,7 @@ int submit_part(gpuec_stage* s) {
   const int rows = static_cast<int>((s->n + static_cast<size_t>(s->mb_width) - 1) / static_cast<size_t>(s->mb_width));
   const int n_slices = static_cast<int>(s->slices.size());
   std::string why;
-  if (on_cuda(s)) {
+  if (s->coder->backend() == gpu::Backend::kCuda) {
     const long long part = g_cuda_parts++;
     if (g_cuda_failed) {
       const int r = cuda_failed(s, "an earlier failure in another stage", false);  // that stage reported it
@@ -149,7 +159,7 @@ int submit_part(gpuec_stage* s) {
 int capture(gpuec_stage* s, const SliceState& c) {
   if (!s->capture) return GPUEC_OK;
   return gpuec::capture_slice(s->mb_width, s->mb_height, c.first_mb, c.start_bit, c.end_bit,
-                              s->coder->skeleton(0) + c.skel_off, s->coder->records() + c.first,
+                              s->coder->skeleton(0) + c.skel_off, s->recs + c.first,
                               static_cast<size_t>(c.count), s->out + c.out_off, c.rbsp_bits) < 0
              ? GPUEC_EBACKEND
              : GPUEC_OK;
@@ -181,7 +191,7 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
   s->mb_width = mb_width;
   s->mb_height = mb_height;
   s->capacity = static_cast<size_t>(mb_width) * mb_height + 1;
-  s->fail_at = gpu::cuda_fail_at_frame();
+  s->fail_at = gpu::fail_at_frame("GPUEC_CUDA_FAIL_AT_FRAME");
   try {
     s->slices.reserve(64);
   } catch (const std::bad_alloc&) {
@@ -189,19 +199,21 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
     return nullptr;
   }
   std::string why;
+  std::unique_ptr<cavlc::FrameCoder> coder;
   if (asked != gpu::Backend::kCpu) {
     if (g_cuda_failed)
       why = "the cuda backend failed earlier in this process";
     else
-      s->coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
-    if (!s->coder && asked == gpu::Backend::kCuda)
+      coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
+    if (!coder && asked == gpu::Backend::kCuda)
       set_note(note, note_size, ("cuda backend unavailable (" + why + "); using the cpu backend").c_str());
   }
-  if (!s->coder) s->coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, mb_width, mb_height, 0, &why);
-  if (!s->coder) {
+  if (!coder) coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, mb_width, mb_height, 0, &why);
+  if (!coder) {
     set_note(note, note_size, why.c_str());
     return nullptr;
   }
+  use_coder(s.get(), std::move(coder));
   char capture_note[256] = "";
   const int capture = gpuec::capture_acquire(capture_note, sizeof capture_note);
   if (capture < 0) {
@@ -268,29 +280,27 @@ void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
 
 int gpuec_mb_skip(gpuec_stage* s, int mb_addr) {
   if (!next_addr_ok(s, mb_addr)) return GPUEC_EINVAL;
-  cavlc::FrameCoder& coder = *s->coder;
-  gpuec_mb& m = coder.records()[s->n];
+  gpuec_mb& m = s->recs[s->n];
   m.mb_addr = mb_addr;
   m.kind = GPUEC_MB_SKIP;
   m.cbp = 0;
   m.skel_bit = 0;
-  coder.slice_ids()[s->n] = static_cast<int32_t>(s->slices.size() - 1);
-  coder.leads()[s->n] = cavlc::MbLead{0, 0, 0};
-  if (on_cuda(s)) std::memset(coder.tc_records() + s->n * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
+  s->ids[s->n] = static_cast<int32_t>(s->slices.size() - 1);
+  s->leads[s->n] = cavlc::MbLead{0, 0, 0};
+  if (s->tc) std::memset(s->tc + s->n * cavlc::kTcRecordBytes, 0, cavlc::kTcRecordBytes);
   ++s->n;
   return GPUEC_OK;
 }
 
 gpuec_mb* gpuec_mb_next(gpuec_stage* s) {
-  gpuec_mb* m = &s->coder->records()[s->n < s->capacity ? s->n : s->capacity - 1];
+  gpuec_mb* m = &s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
   m->coef_order = GPUEC_COEF_SCAN;  // the record memory is reused (and pinned memory starts undefined)
   m->reserved = 0;
   return m;
 }
 
 int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
-  cavlc::FrameCoder& coder = *s->coder;
-  const gpuec_mb& m = coder.records()[s->n < s->capacity ? s->n : s->capacity - 1];
+  const gpuec_mb& m = s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
   if (!next_addr_ok(s, m.mb_addr) || m.kind == GPUEC_MB_SKIP) return GPUEC_EINVAL;
   SliceState& c = cur(s);
   if (m.skel_bit < c.pos || m.skel_bit - c.pos >= (INT64_C(1) << 32)) return GPUEC_EINVAL;
@@ -300,11 +310,10 @@ int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
     ++s->overflows;
     return 1;
   }
-  coder.slice_ids()[s->n] = static_cast<int32_t>(s->slices.size() - 1);
-  coder.leads()[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
-                                      static_cast<uint32_t>(m.skel_bit - c.pos), 0};
-  if (on_cuda(s))  // the GPU skips its count pass
-    cavlc::tc_record(totals, coder.tc_records() + s->n * cavlc::kTcRecordBytes);
+  s->ids[s->n] = static_cast<int32_t>(s->slices.size() - 1);
+  s->leads[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
+                                 static_cast<uint32_t>(m.skel_bit - c.pos), 0};
+  if (s->tc) cavlc::tc_record(totals, s->tc + s->n * cavlc::kTcRecordBytes);  // the GPU skips its count pass
   c.pos = m.skel_bit;
   ++s->n;
   return GPUEC_OK;
@@ -357,7 +366,7 @@ int gpuec_frame_complete(gpuec_stage* s) {
   const cavlc::SliceResult* res = nullptr;
   std::string why;
   if (!s->coder->complete(&s->out, &res, &why)) {
-    if (!on_cuda(s)) return GPUEC_EBACKEND;
+    if (s->coder->backend() != gpu::Backend::kCuda) return GPUEC_EBACKEND;
     int r = cuda_failed(s, why, true);
     if (r < 0) return r;
     if ((r = submit_part(s)) < 0) return r;
