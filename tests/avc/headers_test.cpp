@@ -173,41 +173,37 @@ TEST(AvcBitReader, ReadsPastTheEnd) {
 }
 
 TEST(AvcBitReader, MoreRbspData) {
-  // 1 | 1000 0000: one element bit, then the stop bit byte.
-  const Bytes a = from_hex("c0");
-  avc::BitReader br(a.data(), a.size());
-  EXPECT_TRUE(br.more_rbsp_data());
-  br.u(1);
-  EXPECT_FALSE(br.more_rbsp_data());  // the next 1 is the stop bit
-  // Trailing zero bytes after the stop bit (cabac_zero_words or a damaged tail) change nothing.
-  const Bytes b = from_hex("a0 00 00");  // 101 then stop bit at bit 2
-  avc::BitReader b2(b.data(), b.size());
-  EXPECT_TRUE(b2.more_rbsp_data());
-  b2.u(1);
-  EXPECT_TRUE(b2.more_rbsp_data());
-  b2.u(1);
-  EXPECT_FALSE(b2.more_rbsp_data());
-  // A stop bit in an earlier byte than the element data is impossible; data spanning bytes:
-  const Bytes c = from_hex("01 80");  // 0000 0001 | 1: more data until bit 8 (the stop bit)
-  avc::BitReader b3(c.data(), c.size());
-  EXPECT_TRUE(b3.more_rbsp_data());
-  b3.u(7);
-  EXPECT_TRUE(b3.more_rbsp_data());
-  b3.u(1);
-  EXPECT_FALSE(b3.more_rbsp_data());
-  // No 1 bit at all: false (the caller's trailing-bits check reports the missing stop bit).
-  const Bytes z = from_hex("00 00");
-  avc::BitReader b4(z.data(), z.size());
-  EXPECT_FALSE(b4.more_rbsp_data());
-  // A reader ending inside a byte ignores the bits after its end: 1000 0000 1|111 1111 with end 9 has its
-  // stop bit at bit 8 (this used to see the bits past the end).
-  const Bytes e = from_hex("80 ff");
-  avc::BitReader b5(e.data(), 0, 9);
-  EXPECT_TRUE(b5.more_rbsp_data());
-  b5.u(8);
-  EXPECT_FALSE(b5.more_rbsp_data());
-  avc::BitReader b6(e.data(), 1, 8);  // bits 1..7: all zero
-  EXPECT_FALSE(b6.more_rbsp_data());
+  // more_rbsp_data() of the reader over bits [begin, end) of `hex` (end 0: to the last byte), before and
+  // after each of the reads `reads` (bit counts): one expected answer per step.
+  struct Case {
+    const char* what;
+    const char* hex;
+    uint64_t begin, end;
+    std::vector<int> reads;
+    std::vector<bool> more;
+  };
+  const Case cases[] = {
+      {"1 | 1000 0000: one element bit, then the stop bit byte", "c0", 0, 0, {1}, {true, false}},
+      // Trailing zero bytes after the stop bit (cabac_zero_words or a damaged tail) change nothing.
+      {"101 then the stop bit at bit 2, zero bytes after", "a0 00 00", 0, 0, {1, 1}, {true, true, false}},
+      // A stop bit in an earlier byte than the element data is impossible; data spanning bytes:
+      {"0000 0001 | 1: more data until bit 8 (the stop bit)", "01 80", 0, 0, {7, 1}, {true, true, false}},
+      // No 1 bit at all: false (the caller's trailing-bits check reports the missing stop bit).
+      {"no 1 bit", "00 00", 0, 0, {}, {false}},
+      // A reader ending inside a byte ignores the bits after its end (this used to see them).
+      {"1000 0000 1|111 1111, end 9: the stop bit at bit 8", "80 ff", 0, 9, {8}, {true, false}},
+      {"80 ff, bits 1..7: all zero", "80 ff", 1, 8, {}, {false}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Bytes d = from_hex(c.hex);
+    avc::BitReader br = c.end ? avc::BitReader(d.data(), c.begin, c.end) : avc::BitReader(d.data(), d.size());
+    ASSERT_EQ(c.more.size(), c.reads.size() + 1);
+    for (size_t k = 0; k < c.more.size(); ++k) {
+      EXPECT_EQ(br.more_rbsp_data(), c.more[k]) << "after " << k << " reads";
+      if (k < c.reads.size()) br.u(c.reads[k]);
+    }
+  }
 }
 
 // The reader's fast paths (whole 64-bit loads, one-step ue) against a bit-by-bit model, on random data,
@@ -884,6 +880,13 @@ avc::Sps pic(uint32_t w, uint32_t h) {
   return s;
 }
 
+avc::Pps groups(uint32_t num_slice_groups, uint32_t map_type) {
+  avc::Pps p;
+  p.num_slice_groups = num_slice_groups;
+  p.slice_group_map_type = map_type;
+  return p;
+}
+
 std::vector<int> map_of(const avc::Sps& s, const avc::Pps& p, uint32_t cycle = 0) {
   avc::Error err;
   EXPECT_TRUE(avc::check_slice_group_params(s, p, err)) << err.describe();
@@ -893,9 +896,7 @@ std::vector<int> map_of(const avc::Sps& s, const avc::Pps& p, uint32_t cycle = 0
 }
 
 TEST(AvcSliceGroups, Type0Interleaved) {
-  avc::Pps p;
-  p.num_slice_groups = 3;
-  p.slice_group_map_type = 0;
+  avc::Pps p = groups(3, 0);
   p.run_length[0] = 2;
   p.run_length[1] = 1;
   p.run_length[2] = 3;
@@ -905,9 +906,7 @@ TEST(AvcSliceGroups, Type0Interleaved) {
 }
 
 TEST(AvcSliceGroups, Type1Dispersed) {
-  avc::Pps p;
-  p.num_slice_groups = 2;
-  p.slice_group_map_type = 1;
+  avc::Pps p = groups(2, 1);
   // ((x + (y * 2) / 2) % 2: a checkerboard.
   EXPECT_EQ(map_of(pic(4, 3), p), (std::vector<int>{0, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 1}));
   p.num_slice_groups = 3;
@@ -916,9 +915,7 @@ TEST(AvcSliceGroups, Type1Dispersed) {
 }
 
 TEST(AvcSliceGroups, Type2Foreground) {
-  avc::Pps p;
-  p.num_slice_groups = 3;
-  p.slice_group_map_type = 2;
+  avc::Pps p = groups(3, 2);
   // 5x4. Group 0: (1,1)-(3,1); group 1: (2,1)-(2,3); left-over group 2. Group 0 is written last and wins.
   p.top_left[0] = 6;
   p.bottom_right[0] = 8;
@@ -937,9 +934,7 @@ TEST(AvcSliceGroups, Type2Foreground) {
 }
 
 TEST(AvcSliceGroups, Type3BoxOut) {
-  avc::Pps p;
-  p.num_slice_groups = 2;
-  p.slice_group_map_type = 3;
+  avc::Pps p = groups(2, 3);
   p.slice_group_change_rate = 1;
   // 3x3, direction 0 (clockwise): centre, left, top-left, top, top-right, right, bottom-right, bottom, bottom-left.
   EXPECT_EQ(map_of(pic(3, 3), p, 4), (std::vector<int>{0, 0, 1, 0, 0, 1, 1, 1, 1}));
@@ -969,9 +964,7 @@ TEST(AvcSliceGroups, Type3BoxOut) {
 }
 
 TEST(AvcSliceGroups, Type4RasterAndType5Wipe) {
-  avc::Pps p;
-  p.num_slice_groups = 2;
-  p.slice_group_map_type = 4;
+  avc::Pps p = groups(2, 4);
   p.slice_group_change_rate = 3;
   EXPECT_EQ(map_of(pic(4, 2), p, 1), (std::vector<int>{0, 0, 0, 1, 1, 1, 1, 1}));
   p.slice_group_change_direction_flag = true;  // upper-left group = size - units0 = 5 units of group 1
@@ -988,9 +981,7 @@ TEST(AvcSliceGroups, Type4RasterAndType5Wipe) {
 }
 
 TEST(AvcSliceGroups, Type6ExplicitAndNextMbAddress) {
-  avc::Pps p;
-  p.num_slice_groups = 3;
-  p.slice_group_map_type = 6;
+  avc::Pps p = groups(3, 6);
   p.slice_group_id = {2, 0, 1, 1, 0, 2};
   p.pic_size_in_map_units = 6;
   EXPECT_EQ(map_of(pic(3, 2), p), (std::vector<int>{2, 0, 1, 1, 0, 2}));

@@ -36,17 +36,10 @@ using canny_test::paint_structure;
 using canny_test::standard_set;
 
 enum class Content { kStructure, kStep, kCircles, kNoise, kFlat, kMax };
-const char* content_name(Content c) {
-  switch (c) {
-    case Content::kStructure: return "random structure";
-    case Content::kStep: return "step edge";
-    case Content::kCircles: return "circles";
-    case Content::kNoise: return "noise";
-    case Content::kFlat: return "flat";
-    case Content::kMax: return "all-255 with a dark block";
-  }
-  return "?";
-}
+constexpr Kind<Content> kContents[] = {
+    {Content::kStructure, "random structure"}, {Content::kStep, "step edge"}, {Content::kCircles, "circles"},
+    {Content::kNoise, "noise"}, {Content::kFlat, "flat"}, {Content::kMax, "all-255 with a dark block"},
+};
 
 Image make_image(std::mt19937& rng, int w, int h, Content c) {
   Image img(w, h);
@@ -261,7 +254,7 @@ struct Config {
 std::string describe(int w, int h, Content c, const Config& k) {
   char s[200];
   std::snprintf(s, sizeof s, "%dx%d %s, sigma %.1f, %s, step %d, fixed (%d,%d), pitch +%d/+%d", w, h,
-                content_name(c), double(k.sigma),
+                kind_name(kContents, c), double(k.sigma),
                 k.mode == ThresholdMode::kStrip ? "strip" : k.mode == ThresholdMode::kFrame ? "frame" : "fixed", k.step,
                 k.fixed.low, k.fixed.high, k.src_pad, k.edges_pad);
   return s;
@@ -275,8 +268,6 @@ struct Size {
 const Size kSizes[] = {{1, 1}, {2, 3}, {7, 5}, {31, 9}, {32, 32}, {33, 17}, {64, 48}, {65, 33}, {96, 64}, {40, 1184}, {40, 1185}};
 const Size kBigSizes[] = {{512, 512}, {1920, 1080}};
 const float kSigmas[] = {0.1f, 0.5f, 1.0f, 1.4f, 2.0f};
-constexpr Content kContents[] = {Content::kStructure, Content::kStep,  Content::kCircles,
-                                 Content::kNoise,     Content::kFlat, Content::kMax};
 
 template <class Fn>
 void for_each_image(Context& ctx, bool big, Fn fn) {
@@ -287,7 +278,8 @@ void for_each_image(Context& ctx, bool big, Fn fn) {
     fn(img, cfg);
   };
   for (const Size& s : kSizes)
-    for (Content c : kContents) {
+    for (const Kind<Content>& kind : kContents) {
+      const Content c = kind.value;
       // Every mode on the images with structure; one (rotating) on the others.
       const bool all_modes = c == Content::kStructure || c == Content::kNoise || c == Content::kCircles;
       for (int m = 0; m < 3; ++m) {
@@ -368,6 +360,17 @@ bool same_rows(Context& ctx, const char* what, const void* want, const void* got
   return ctx.same_bytes(what, want, got, size_t(pitch_bytes) * h);
 }
 
+// A twin's gradient map `got` (pitch gp floats, canary-filled before the twin ran) against `want` (same
+// pitch): the w x h floats, then the pitch padding and the rows after the last untouched.
+void same_gradient(Context& ctx, const std::string& twin, const std::vector<float>& want, const std::vector<float>& got,
+                   int w, int h, int gp) {
+  if (!same_rows(ctx, "G (floats)", want.data(), got.data(), w * 4, gp * 4, h)) return;
+  for (int y = 0; y < h; ++y)
+    if (!ctx.canary_intact((twin + " pitch padding").c_str(), &got[size_t(y) * gp], size_t(w) * 4, size_t(gp) * 4))
+      return;
+  ctx.canary_intact((twin + " rows after the last").c_str(), got.data(), size_t(gp) * h * 4, got.size() * 4);
+}
+
 void gradient_oracle(Context& ctx) {
   for_each_image(ctx, false, [&](const Image& img, const Config& cfg) {
     std::vector<int64_t> w;
@@ -387,11 +390,7 @@ void gradient_oracle(Context& ctx) {
     const std::vector<float> want = plain_gradient(img, cfg.sigma);
     std::vector<float> want_p(got);
     for (int y = 0; y < img.h; ++y) std::memcpy(&want_p[size_t(y) * gp], &want[size_t(y) * img.w], size_t(img.w) * 4);
-    if (!same_rows(ctx, "G (floats)", want_p.data(), got.data(), img.w * 4, gp * 4, img.h)) return;
-    for (int y = 0; y < img.h; ++y)
-      if (!ctx.canary_intact("gradient_map_ref pitch padding", &got[size_t(y) * gp], size_t(img.w) * 4, size_t(gp) * 4))
-        return;
-    ctx.canary_intact("gradient_map_ref rows after the last", got.data(), size_t(gp) * img.h * 4, got.size() * 4);
+    same_gradient(ctx, "gradient_map_ref", want_p, got, img.w, img.h, gp);
   });
 }
 
@@ -446,11 +445,7 @@ void gradient_gpu(Context& ctx) {
       return;
     std::vector<float> got(want.size());
     if (!BX_CUDA(ctx, cudaMemcpy(got.data(), d_g.p, got.size() * 4, cudaMemcpyDeviceToHost))) return;
-    if (!same_rows(ctx, "G (floats)", want.data(), got.data(), img.w * 4, gp * 4, img.h)) return;
-    for (int y = 0; y < img.h; ++y)
-      if (!ctx.canary_intact("gradient_map_cuda pitch padding", &got[size_t(y) * gp], size_t(img.w) * 4, size_t(gp) * 4))
-        return;
-    ctx.canary_intact("gradient_map_cuda rows after the last", got.data(), size_t(gp) * img.h * 4, got.size() * 4);
+    same_gradient(ctx, "gradient_map_cuda", want, got, img.w, img.h, gp);
   });
 }
 
@@ -515,12 +510,10 @@ BenchResult detect_bench(const Options& opt) {
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
     const size_t ws = canny::detect_edges_cuda_workspace_bytes(img.w, img.h);
-    DeviceBuffer<uint8_t> d_src(img.px.size()), d_edges(edges.size()), d_ws(ws);
+    DeviceBuffer<uint8_t> d_src(img.px), d_edges(edges.size()), d_ws(ws);
     DeviceBuffer<ThresholdPair> d_pairs(pairs.size());
-    cudaMemcpy(d_src.p, img.px.data(), img.px.size(), cudaMemcpyHostToDevice);
-    r.gpu_us = median_us(opt, [&] {
+    r.gpu_us = median_gpu_us(opt, [&] {
       canny::detect_edges_cuda(d_src.p, img.w, img.h, img.w, o, d_edges.p, img.w, d_pairs.p, d_ws.p, ws, nullptr);
-      cudaDeviceSynchronize();
     });
   }
 #endif
@@ -539,12 +532,10 @@ BenchResult gradient_bench(const Options& opt) {
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
     const size_t ws = canny::detect_edges_cuda_workspace_bytes(img.w, img.h);
-    DeviceBuffer<uint8_t> d_src(img.px.size()), d_ws(ws);
+    DeviceBuffer<uint8_t> d_src(img.px), d_ws(ws);
     DeviceBuffer<float> d_g(g.size());
-    cudaMemcpy(d_src.p, img.px.data(), img.px.size(), cudaMemcpyHostToDevice);
-    r.gpu_us = median_us(opt, [&] {
+    r.gpu_us = median_gpu_us(opt, [&] {
       canny::gradient_map_cuda(d_src.p, img.w, img.h, img.w, 1.0f, d_g.p, img.w, d_ws.p, ws, nullptr);
-      cudaDeviceSynchronize();
     });
   }
 #endif

@@ -53,21 +53,13 @@ constexpr int max_mbs() {
 constexpr int kMaxMbs = max_mbs();
 
 enum class Mix { kPlain, kPcm, kSkipSlices, kSkipRuns, kEmptyLeads, kExtreme, kDense, kMixedOrder, kRaster };
-const char* mix_name(Mix m) {
-  switch (m) {
-    case Mix::kPlain: return "x264-like";
-    case Mix::kPcm: return "many I_PCM";
-    case Mix::kSkipSlices: return "all-skip slices";
-    case Mix::kSkipRuns: return "long skip runs";
-    case Mix::kEmptyLeads: return "empty leads and tails";
-    case Mix::kExtreme: return "extreme blocks";
-    case Mix::kDense: return "dense blocks (nC 8..16)";
-    case Mix::kMixedOrder: return "mixed scan / raster order";
-    case Mix::kRaster: return "all raster order";
-  }
-  return "?";
-}
-constexpr int kMixes = 9;
+constexpr Kind<Mix> kMixes[] = {
+    {Mix::kPlain, "x264-like"}, {Mix::kPcm, "many I_PCM"}, {Mix::kSkipSlices, "all-skip slices"},
+    {Mix::kSkipRuns, "long skip runs"}, {Mix::kEmptyLeads, "empty leads and tails"},
+    {Mix::kExtreme, "extreme blocks"}, {Mix::kDense, "dense blocks (nC 8..16)"},
+    {Mix::kMixedOrder, "mixed scan / raster order"}, {Mix::kRaster, "all raster order"},
+};
+constexpr int kMixCount = int(sizeof kMixes / sizeof kMixes[0]);
 
 // The frame of a case. filler_gaps: macroblocks outside every slice are skipped (encode_frame_cuda's filler
 // macroblocks; its contract leaves coded ones there unspecified).
@@ -114,7 +106,7 @@ void for_each_frame(Context& ctx, bool filler_gaps, bool random_ids, Fn fn) {
   auto one = [&](Size s, cavlc_test::SliceLayout l, Mix m, bool ids) {
     ctx.begin_case(std::to_string(s.w) + "x" + std::to_string(s.h) + " MBs, " +
                    (ids ? std::string("random slice id per MB") : cavlc_test::slice_layout_name(l)) + ", " +
-                   mix_name(m));
+                   kind_name(kMixes, m));
     cavlc_test::FrameArena f = make_frame(ctx.rng, s, l, m, filler_gaps);
     if (ids)
       for (auto& id : f.slice_id) id = static_cast<int32_t>(ctx.rng() % 3);
@@ -125,17 +117,17 @@ void for_each_frame(Context& ctx, bool filler_gaps, bool random_ids, Fn fn) {
       if (s.w * s.h > 4000 && l != cavlc_test::SliceLayout::kOne && l != cavlc_test::SliceLayout::kRandomGaps &&
           l != cavlc_test::SliceLayout::kPerMb)
         continue;  // the big frames: three layouts
-      one(s, l, static_cast<Mix>(k++ % kMixes), false);
+      one(s, l, kMixes[k++ % kMixCount].value, false);
       if (!ctx.ok()) return;
     }
-  for (int m = 0; m < kMixes; ++m)
+  for (const Kind<Mix>& m : kMixes)
     for (cavlc_test::SliceLayout l : cavlc_test::kSliceLayouts) {
-      one({22, 18}, l, static_cast<Mix>(m), false);
+      one({22, 18}, l, m.value, false);
       if (!ctx.ok()) return;
     }
   if (!random_ids) return;
-  for (int m = 0; m < kMixes; ++m) {
-    one({22, 18}, cavlc_test::SliceLayout::kOne, static_cast<Mix>(m), true);
+  for (const Kind<Mix>& m : kMixes) {
+    one({22, 18}, cavlc_test::SliceLayout::kOne, m.value, true);
     if (!ctx.ok()) return;
   }
 }
@@ -544,15 +536,12 @@ BenchResult block_bench(const Options& opt) {
   r.cpu_us = median_us(opt, [&] { cavlc::code_frame_ref(f.recs.data(), f.w, f.h, f.slice_id.data(), s.bits.data(), s.len.data()); });
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
-    DeviceBuffer<gpuec_mb> d_recs(f.recs.size());
-    DeviceBuffer<int32_t> d_sid(f.slice_id.size());
+    DeviceBuffer<gpuec_mb> d_recs(f.recs);
+    DeviceBuffer<int32_t> d_sid(f.slice_id);
     DeviceBuffer<uint8_t> d_bits(s.bits.size()), d_ws(cavlc::code_frame_cuda_workspace_bytes(f.w, f.h));
     DeviceBuffer<uint16_t> d_len(s.len.size());
-    cudaMemcpy(d_recs.p, f.recs.data(), f.recs.size() * sizeof(gpuec_mb), cudaMemcpyHostToDevice);
-    cudaMemcpy(d_sid.p, f.slice_id.data(), f.slice_id.size() * 4, cudaMemcpyHostToDevice);
-    r.gpu_us = median_us(opt, [&] {
+    r.gpu_us = median_gpu_us(opt, [&] {
       cavlc::code_frame_cuda(d_recs.p, f.w, f.h, d_sid.p, d_bits.p, d_len.p, d_ws.p, d_ws.bytes(), nullptr);
-      cudaDeviceSynchronize();
     });
   }
 #endif
@@ -576,9 +565,8 @@ BenchResult assemble_bench(const Options& opt) {
     DeviceBuffer<cavlc::SliceResult> d_res(res.size());
     DeviceBuffer<uint64_t> d_total(1);
     const cavlc::FrameAssembly in = d.view(f);
-    r.gpu_us = median_us(opt, [&] {
+    r.gpu_us = median_gpu_us(opt, [&] {
       cavlc::assemble_frame_cuda(in, d_out.p, out.size(), d_res.p, d_total.p, d_ws.p, ws, nullptr);
-      cudaDeviceSynchronize();
     });
   }
 #endif

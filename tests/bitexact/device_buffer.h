@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "gpu/device.h"
 #include "harness.h"
@@ -20,6 +21,11 @@ struct DeviceBuffer {
   size_t n = 0;
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t count) { alloc(count); }
+  // A copy of v (for the benches, which do not check: a failed allocation or copy shows in the timing's
+  // twin as an error).
+  explicit DeviceBuffer(const std::vector<T>& v) {
+    if (alloc(v.size()) && !v.empty()) cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice);
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() { cudaFree(p); }
@@ -37,6 +43,15 @@ struct DeviceBuffer {
   }
   size_t bytes() const { return n * sizeof(T); }
 };
+
+// median_us (harness.h) of a GPU twin: fn launches the work; each run includes its completion on the device.
+template <class Fn>
+double median_gpu_us(const Options& opt, Fn fn) {
+  return median_us(opt, [&] {
+    fn();
+    cudaDeviceSynchronize();
+  });
+}
 
 inline bool cuda_ok(Context& ctx, cudaError_t e, const char* call) {
   if (e == cudaSuccess) return true;

@@ -86,6 +86,20 @@ class Context {
   bool planted_ = false;
 };
 
+// An input kind of a check and the words its cases are named with. Each enum of kinds has one table, in
+// enum order, that the checks iterate over and take the names from, so the two cannot disagree.
+template <class E>
+struct Kind {
+  E value;
+  const char* name;
+};
+template <class E, size_t N>
+const char* kind_name(const Kind<E> (&kinds)[N], E e) {
+  for (const Kind<E>& k : kinds)
+    if (k.value == e) return k.name;
+  return "?";
+}
+
 // Timing for --bench: median of opt.repeats runs after opt.warmup untimed ones, in microseconds. fn must
 // finish its work before it returns (a GPU twin synchronizes).
 double median_us(const Options& opt, const std::function<void()>& fn);

@@ -41,16 +41,9 @@ static_assert(kPackTile == gpuec_bench::kPackTileBytes && kPackLargeTile == gpue
 // ---------------------------------------------------------------- inputs
 
 enum class Data { kRandom, kSkewed, kZero, kMax };
-const char* data_name(Data d) {
-  switch (d) {
-    case Data::kRandom: return "random";
-    case Data::kSkewed: return "skewed";
-    case Data::kZero: return "all-zero";
-    case Data::kMax: return "all-0xff";
-  }
-  return "?";
-}
-constexpr Data kData[] = {Data::kRandom, Data::kSkewed, Data::kZero, Data::kMax};
+constexpr Kind<Data> kDataKinds[] = {
+    {Data::kRandom, "random"}, {Data::kSkewed, "skewed"}, {Data::kZero, "all-zero"}, {Data::kMax, "all-0xff"},
+};
 
 Bytes make_bytes(std::mt19937& rng, uint64_t n, Data d) {
   Bytes v(n);
@@ -68,16 +61,10 @@ Bytes make_bytes(std::mt19937& rng, uint64_t n, Data d) {
 }
 
 enum class Table { kHuffman, kArbitrary, kAll16, kAll1, kMissing };
-const char* table_name(Table t) {
-  switch (t) {
-    case Table::kHuffman: return "huffman";
-    case Table::kArbitrary: return "arbitrary lengths 1..16";
-    case Table::kAll16: return "all 16-bit";
-    case Table::kAll1: return "all 1-bit";
-    case Table::kMissing: return "a used symbol without code";
-  }
-  return "?";
-}
+constexpr Kind<Table> kTables[] = {
+    {Table::kHuffman, "huffman"}, {Table::kArbitrary, "arbitrary lengths 1..16"}, {Table::kAll16, "all 16-bit"},
+    {Table::kAll1, "all 1-bit"}, {Table::kMissing, "a used symbol without code"},
+};
 
 // The encoder does not need a prefix code: any lengths 1..16 and codes. kMissing: the huffman table with one
 // symbol of the input given length 0 (the encoders must report UINT64_MAX).
@@ -137,14 +124,15 @@ struct EncodeCase {
 template <class Fn>
 void for_each_encode_case(Context& ctx, Fn fn) {
   for (uint64_t n : encode_sizes())
-    for (Data d : kData)
-      for (Table t : {Table::kHuffman, Table::kArbitrary, Table::kAll16, Table::kAll1, Table::kMissing}) {
+    for (const Kind<Data>& dk : kDataKinds)
+      for (const Kind<Table>& tk : kTables) {
+        const Table t = tk.value;
         if (t == Table::kMissing && n == 0) continue;
         if (n > 70000 && t != Table::kHuffman && t != Table::kArbitrary) continue;  // keep the big sizes few
-        ctx.begin_case("n " + std::to_string(n) + ", " + data_name(d) + ", " + table_name(t));
+        ctx.begin_case("n " + std::to_string(n) + ", " + dk.name + ", " + tk.name);
         EncodeCase c;
         c.name = "";
-        c.in = make_bytes(ctx.rng, n, d);
+        c.in = make_bytes(ctx.rng, n, dk.value);
         c.table = make_table(ctx.rng, c.in, t);
         c.prefix_code = t == Table::kHuffman;
         fn(c);
@@ -190,15 +178,10 @@ void encode_oracle(Context& ctx) {
 // ---------------------------------------------------------------- vle.scan
 
 enum class Lengths { kSmall, kZero, kMax, kAny };
-const char* lengths_name(Lengths l) {
-  switch (l) {
-    case Lengths::kSmall: return "lengths 0..64";
-    case Lengths::kZero: return "all lengths 0";
-    case Lengths::kMax: return "all lengths 2^32-1";
-    case Lengths::kAny: return "any 32-bit lengths";
-  }
-  return "?";
-}
+constexpr Kind<Lengths> kLengths[] = {
+    {Lengths::kSmall, "lengths 0..64"}, {Lengths::kZero, "all lengths 0"}, {Lengths::kMax, "all lengths 2^32-1"},
+    {Lengths::kAny, "any 32-bit lengths"},
+};
 
 std::vector<uint32_t> make_lengths(std::mt19937& rng, uint64_t n, Lengths l) {
   std::vector<uint32_t> v(n);
@@ -218,8 +201,9 @@ std::vector<uint64_t> scan_sizes() {
 template <class Fn>
 void for_each_scan_case(Context& ctx, Fn fn) {
   for (uint64_t n : scan_sizes())
-    for (Lengths l : {Lengths::kSmall, Lengths::kZero, Lengths::kMax, Lengths::kAny}) {
-      ctx.begin_case("n " + std::to_string(n) + ", " + lengths_name(l));
+    for (const Kind<Lengths>& lk : kLengths) {
+      const Lengths l = lk.value;
+      ctx.begin_case("n " + std::to_string(n) + ", " + lk.name);
       const std::vector<uint32_t> len = make_lengths(ctx.rng, n, l);
       fn(len);
       if (!ctx.ok()) return;
@@ -258,16 +242,11 @@ struct Segments {
 };
 
 enum class SegMix { kCavlc, kOnes, kEmpty, kLong, kTileSized };
-const char* segmix_name(SegMix m) {
-  switch (m) {
-    case SegMix::kCavlc: return "CAVLC-sized segments with empty ones";
-    case SegMix::kOnes: return "1-bit segments";
-    case SegMix::kEmpty: return "mostly empty segments";
-    case SegMix::kLong: return "long and short segments";
-    case SegMix::kTileSized: return "tile-sized segments";
-  }
-  return "?";
-}
+constexpr Kind<SegMix> kSegMixes[] = {
+    {SegMix::kCavlc, "CAVLC-sized segments with empty ones"}, {SegMix::kOnes, "1-bit segments"},
+    {SegMix::kEmpty, "mostly empty segments"}, {SegMix::kLong, "long and short segments"},
+    {SegMix::kTileSized, "tile-sized segments"},
+};
 
 // Segments whose lengths add up to exactly `total` bits, with random word and byte sources.
 Segments make_segments(std::mt19937& rng, uint64_t total, SegMix mix, uint64_t tile_bits) {
@@ -331,9 +310,10 @@ void for_each_pack_case(Context& ctx, bool large_tiles, Fn fn) {
   std::vector<uint64_t> totals = tile_sizes(tile_bits, 4, true);
   for (uint64_t t : {uint64_t{31}, uint64_t{32}, uint64_t{33}}) totals.push_back(t);
   for (uint64_t total : totals)
-    for (SegMix m : {SegMix::kCavlc, SegMix::kOnes, SegMix::kEmpty, SegMix::kLong, SegMix::kTileSized}) {
+    for (const Kind<SegMix>& mk : kSegMixes) {
+      const SegMix m = mk.value;
       if (m == SegMix::kOnes && total > 3 * tile_bits) continue;
-      ctx.begin_case("total " + std::to_string(total) + " bits, " + segmix_name(m) +
+      ctx.begin_case("total " + std::to_string(total) + " bits, " + mk.name +
                      (large_tiles ? ", out_bytes >= kPackLargeOutputBytes (large tiles)" : ""));
       PackCase c;
       c.seg = make_segments(ctx.rng, total, m, tile_bits);
@@ -387,10 +367,10 @@ std::vector<uint64_t> histogram_sizes() {
 template <class Fn>
 void for_each_histogram_case(Context& ctx, Fn fn) {
   for (uint64_t n : histogram_sizes())
-    for (Data d : kData) {
+    for (const Kind<Data>& dk : kDataKinds) {
       const size_t misalign = ctx.rng() % 16;
-      ctx.begin_case("n " + std::to_string(n) + ", " + data_name(d) + ", data at 16k + " + std::to_string(misalign));
-      Bytes buf = make_bytes(ctx.rng, n + misalign, d);
+      ctx.begin_case("n " + std::to_string(n) + ", " + dk.name + ", data at 16k + " + std::to_string(misalign));
+      Bytes buf = make_bytes(ctx.rng, n + misalign, dk.value);
       fn(buf, misalign, n);
       if (!ctx.ok()) return;
     }
@@ -419,7 +399,7 @@ std::vector<std::pair<std::string, Bytes>> format_inputs(std::mt19937& rng) {
   std::shuffle(fib.begin(), fib.end(), rng);
   v.push_back({"Fibonacci counts (length limit)", fib});
   for (uint64_t n : tile_sizes(vle::kChunkSymbols, 3, false))
-    for (Data d : kData) v.push_back({std::to_string(n) + " " + data_name(d) + " bytes", make_bytes(rng, n, d)});
+    for (const Kind<Data>& dk : kDataKinds) v.push_back({std::to_string(n) + " " + dk.name + " bytes", make_bytes(rng, n, dk.value)});
   return v;
 }
 
@@ -678,13 +658,9 @@ BenchResult encode_bench(const Options& opt) {
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
     const size_t ws = vle::encode_cuda_workspace_bytes(n);
-    DeviceBuffer<uint8_t> d_in(n), d_out(out.size()), d_ws(ws);
+    DeviceBuffer<uint8_t> d_in(in), d_out(out.size()), d_ws(ws);
     DeviceBuffer<uint64_t> d_chunks(chunks.size()), d_total(1);
-    cudaMemcpy(d_in.p, in.data(), n, cudaMemcpyHostToDevice);
-    r.gpu_us = median_us(opt, [&] {
-      vle::encode_cuda(d_in.p, n, t, d_out.p, d_chunks.p, d_total.p, d_ws.p, ws, nullptr);
-      cudaDeviceSynchronize();
-    });
+    r.gpu_us = median_gpu_us(opt, [&] { vle::encode_cuda(d_in.p, n, t, d_out.p, d_chunks.p, d_total.p, d_ws.p, ws, nullptr); });
   }
 #endif
   return r;
@@ -700,13 +676,11 @@ BenchResult scan_bench(const Options& opt) {
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
     const size_t ws = gpuec_bench::scan_cuda_workspace_bytes(n);
-    DeviceBuffer<uint32_t> d_len(n);
+    DeviceBuffer<uint32_t> d_len(len);
     DeviceBuffer<uint64_t> d_off(n), d_total(1);
     DeviceBuffer<uint8_t> d_ws(ws);
-    cudaMemcpy(d_len.p, len.data(), n * 4, cudaMemcpyHostToDevice);
-    r.gpu_us = median_us(opt, [&] {
+    r.gpu_us = median_gpu_us(opt, [&] {
       gpuec_bench::exclusive_scan_cuda(d_len.p, n, d_off.p, d_total.p, d_ws.p, ws, gpuec_bench::ScanMethod::kDefault, nullptr);
-      cudaDeviceSynchronize();
     });
   }
 #endif
@@ -723,18 +697,11 @@ BenchResult pack_bench(const Options& opt) {
   r.cpu_us = median_us(opt, [&] { gpuec_bench::pack_ref(s.word_view(), out.data(), out_bytes); });
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
-    DeviceBuffer<uint32_t> d_len(s.len.size()), d_first(s.first_word.size()), d_words(s.words.size());
-    DeviceBuffer<uint64_t> d_off(s.offset.size());
+    DeviceBuffer<uint32_t> d_len(s.len), d_first(s.first_word), d_words(s.words);
+    DeviceBuffer<uint64_t> d_off(s.offset);
     DeviceBuffer<uint8_t> d_out(out_bytes);
-    cudaMemcpy(d_len.p, s.len.data(), s.len.size() * 4, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_first.p, s.first_word.data(), s.first_word.size() * 4, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_words.p, s.words.data(), s.words.size() * 4, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_off.p, s.offset.data(), s.offset.size() * 8, cudaMemcpyHostToDevice);
     const gpuec_bench::WordSegments w{d_words.p, d_first.p, d_len.p, d_off.p, s.len.size()};
-    r.gpu_us = median_us(opt, [&] {
-      gpuec_bench::pack_cuda(w, d_out.p, out_bytes, nullptr);
-      cudaDeviceSynchronize();
-    });
+    r.gpu_us = median_gpu_us(opt, [&] { gpuec_bench::pack_cuda(w, d_out.p, out_bytes, nullptr); });
   }
 #endif
   return r;
@@ -749,13 +716,9 @@ BenchResult histogram_bench(const Options& opt) {
   r.cpu_us = median_us(opt, [&] { vle::histogram_ref(in.data(), n, counts); });
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
-    DeviceBuffer<uint8_t> d_in(n);
+    DeviceBuffer<uint8_t> d_in(in);
     DeviceBuffer<uint64_t> d_counts(256);
-    cudaMemcpy(d_in.p, in.data(), n, cudaMemcpyHostToDevice);
-    r.gpu_us = median_us(opt, [&] {
-      gpuec_bench::histogram_cuda(d_in.p, n, d_counts.p, nullptr);
-      cudaDeviceSynchronize();
-    });
+    r.gpu_us = median_gpu_us(opt, [&] { gpuec_bench::histogram_cuda(d_in.p, n, d_counts.p, nullptr); });
   }
 #endif
   return r;

@@ -30,6 +30,13 @@
 #include "clip.h"  // gpuec_sequences: JPEG luma and y4m frames
 #include "gpu/device.h"
 
+// The tests on the shared data (images, sequences) skip without a GPU or without GPUEC_SHARED_DIR; `dir`
+// names the folder.
+#define REQUIRE_GPU_AND_SHARED_DIR(dir)             \
+  REQUIRE_GPU();                                    \
+  const char* dir = std::getenv("GPUEC_SHARED_DIR"); \
+  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set"
+
 namespace {
 
 using canny::CandidatePair;
@@ -326,9 +333,7 @@ TEST(CannyCuda, RandomStructureLarge) {
 }
 
 TEST(CannyCuda, StandardImages) {
-  REQUIRE_GPU();
-  const char* dir = std::getenv("GPUEC_SHARED_DIR");
-  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  REQUIRE_GPU_AND_SHARED_DIR(dir);
   const char* names[] = {"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "peppers_512.pgm",
                          "fingerprint_512.pgm", "man_512.pgm"};
   int found = 0;
@@ -380,9 +385,7 @@ TEST(CannyCuda, CustomCandidateSets) {
 // only a high of the set (labelled again). Which one a strip takes follows from its pair, so the CPU twin's
 // pairs show that each way was compared. Sets: C_0.03, C_0.01 and lows {0.01, 0.02} with highs 0.03..0.60.
 TEST(CannyCuda, StripFinalPassPaths) {
-  REQUIRE_GPU();
-  const char* dir = std::getenv("GPUEC_SHARED_DIR");
-  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  REQUIRE_GPU_AND_SHARED_DIR(dir);
   std::vector<CandidatePair> few_lows;
   for (int high = 3; high <= 60; ++high) few_lows.push_back({1, uint8_t(high)}), few_lows.push_back({2, uint8_t(high)});
   int equal = 0, planes = 0, relabel = 0, found = 0;
@@ -434,9 +437,7 @@ TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
 // The BSDS500 test subset (GPUEC_SHARED_DIR/images/bsds500_subset/images/*.jpg, luma of the JPEG): both
 // candidate sets in strip and frame mode.
 TEST(CannyCuda, Bsds500Subset) {
-  REQUIRE_GPU();
-  const char* dir = std::getenv("GPUEC_SHARED_DIR");
-  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  REQUIRE_GPU_AND_SHARED_DIR(dir);
   const std::string folder = std::string(dir) + "/images/bsds500_subset/images";
   std::vector<std::string> files;
   if (std::FILE* m = std::fopen((std::string(dir) + "/images/bsds500_subset/MANIFEST.tsv").c_str(), "r")) {
@@ -465,9 +466,7 @@ TEST(CannyCuda, Bsds500Subset) {
 
 // Frames of the shared sequences (GPUEC_SHARED_DIR/sequences/*.y4m.xz, the luma plane of frames 0 and 20).
 TEST(CannyCuda, SequenceFrames) {
-  REQUIRE_GPU();
-  const char* dir = std::getenv("GPUEC_SHARED_DIR");
-  if (!dir) GTEST_SKIP() << "skipped: GPUEC_SHARED_DIR not set";
+  REQUIRE_GPU_AND_SHARED_DIR(dir);
   int found = 0;
   for (const char* name : {"foreman_qcif.y4m.xz", "foreman_cif.y4m.xz", "suzie_cif.y4m.xz"}) {
     const std::string path = std::string(dir) + "/sequences/" + name;

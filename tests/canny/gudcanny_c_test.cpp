@@ -12,6 +12,7 @@
 #include "canny/canny.h"
 #include "canny/gudcanny.h"
 #include "gpu/device.h"
+#include "gudcanny_config.h"
 
 namespace {
 
@@ -54,12 +55,8 @@ Ref reference(const std::vector<uint8_t>& px, int w, int h, float sigma, int ste
 }
 
 gudcanny_ctx* make(int w, int h, int backend, float sigma, int step, int thresholds, int* status, std::string* err) {
-  gudcanny_config cfg;
-  gudcanny_config_default(&cfg, w, h);
-  cfg.backend = backend;
+  gudcanny_config cfg = gudcanny_test::config(w, h, backend, /*depth=*/2, step, thresholds);
   cfg.sigma = sigma;
-  cfg.step = step;
-  cfg.thresholds = thresholds;
   char buf[256];
   std::memset(buf, 'x', sizeof buf);
   gudcanny_ctx* ctx = reinterpret_cast<gudcanny_ctx*>(uintptr_t{1});

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "canny/gudcanny.h"
+#include "gudcanny_config.h"
 
 namespace gudcanny_test {
 
@@ -57,16 +58,6 @@ struct Result {
   std::vector<uint8_t> edges;  // w * h, pitch w
   std::vector<gudcanny_pair> pairs;
 };
-
-inline gudcanny_config config(int w, int h, int backend, int depth, int step = 3, int thresholds = GUDCANNY_STRIP) {
-  gudcanny_config cfg;
-  gudcanny_config_default(&cfg, w, h);
-  cfg.backend = backend;
-  cfg.depth = depth;
-  cfg.step = step;
-  cfg.thresholds = thresholds;
-  return cfg;
-}
 
 // gudcanny_detect of px on a fresh context of `backend`: the synchronous answer.
 inline Result detect(const gudcanny_config& base, int backend, const std::vector<uint8_t>& px) {

@@ -80,34 +80,39 @@ TEST(StageFrame, RasterOrderRecordsGiveTheSameSlices) {
   EXPECT_GT(moved, 1000) << "too few records whose levels move between the orders: the test could not fail";
 }
 
-// x264 --sliced-threads: each thread context's stage sees whole rows in the middle of the frame.
-TEST(StageFrame, PartsOfRowsInsideTheFrame) {
-  REQUIRE_BACKEND();
+// fn(stage, rng, what) on a w x h stage of every backend of this program, rng seeded with the test seed;
+// `what` names the backend and the seed, for the failure messages.
+template <class Fn>
+void for_each_stage(int w, int h, Fn fn) {
   const uint32_t seed = gpuec_test::test_seed("frame_test");
   std::mt19937 rng(seed);
   for (int backend : backends()) {
-    gpuec_stage* st = gpuec_stage_create(20, 12, backend, 0, nullptr, 0);
-    ASSERT_NE(st, nullptr);
+    char note[256];
+    gpuec_stage* st = gpuec_stage_create(w, h, backend, 0, note, sizeof note);
+    ASSERT_NE(st, nullptr) << note;
+    fn(st, rng, std::string(gpuec_backend_name(backend)) + " (seed " + std::to_string(seed) + ")");
+    gpuec_stage_destroy(st);
+  }
+}
+
+// x264 --sliced-threads: each thread context's stage sees whole rows in the middle of the frame.
+TEST(StageFrame, PartsOfRowsInsideTheFrame) {
+  REQUIRE_BACKEND();
+  for_each_stage(20, 12, [&](gpuec_stage* st, std::mt19937& rng, const std::string& what) {
     for (int r0 : {0, 3, 11}) {
       const int rows = std::min(4, 12 - r0);
       for (const auto& cuts : layouts(rng, 20, rows * 20)) {
         const Part p = make_part(rng, 20, r0 * 20, rows * 20, cuts, 20);
-        run_part(st, p, std::string(gpuec_backend_name(backend)) + " rows from " + std::to_string(r0) + ", seed " +
-                            std::to_string(seed));
+        run_part(st, p, what + ": rows from " + std::to_string(r0));
       }
     }
-    gpuec_stage_destroy(st);
-  }
+  });
 }
 
 // A slice that the encoder abandons (begins again) and parts that are not whole rows still come out right.
 TEST(StageFrame, AbandonedSliceAndPartsThatAreNotWholeRows) {
   REQUIRE_BACKEND();
-  const uint32_t seed = gpuec_test::test_seed("frame_test");
-  std::mt19937 rng(seed);
-  for (int backend : backends()) {
-    gpuec_stage* st = gpuec_stage_create(9, 4, backend, 0, nullptr, 0);
-    ASSERT_NE(st, nullptr);
+  for_each_stage(9, 4, [&](gpuec_stage* st, std::mt19937& rng, const std::string& what) {
     const Part p = make_part(rng, 9, 5, 20, {7}, 30);  // starts mid-row, ends mid-row
     // Abandon a first attempt at the first slice after two macroblocks.
     gpuec_slice_begin(st, p.slices[0].first_mb, p.slices[0].start_bit);
@@ -121,9 +126,8 @@ TEST(StageFrame, AbandonedSliceAndPartsThatAreNotWholeRows) {
         ASSERT_EQ(gpuec_mb_commit(st, totals), GPUEC_OK);
       }
     }
-    run_part(st, p, std::string(gpuec_backend_name(backend)) + " mid-row part, seed " + std::to_string(seed));
-    gpuec_stage_destroy(st);
-  }
+    run_part(st, p, what + ": mid-row part");
+  });
 }
 
 TEST(StageFrame, RejectsOutOfOrderUse) {

@@ -113,17 +113,16 @@ else
   expect 2 "--backend cuda (no CUDA in the build)" -- "$TOOL" --backend cuda "$T/step.pgm" "$T/o.pgm"
   stderr_has "no CUDA" "cuda message says the build has no CUDA"
 fi
-expect 2 "missing file"               -- "$TOOL" "$T/nonexistent.pgm" "$T/o.pgm"
-expect 2 "truncated PGM raster"       -- "$TOOL" "$T/truncated.pgm" "$T/o.pgm"
-stderr_has "truncated" "truncated message"
-expect 2 "truncated PGM header"       -- "$TOOL" "$T/truncated_header.pgm" "$T/o.pgm"
-expect 2 "P2 ascii"                   -- "$TOOL" "$T/ascii.pgm" "$T/o.pgm"
-stderr_has "P2" "P2 message"
-expect 2 "maxval 65535"               -- "$TOOL" "$T/maxval16.pgm" "$T/o.pgm"
-stderr_has "16-bit" "16-bit message"
-expect 2 "zero width"                 -- "$TOOL" "$T/zero_width.pgm" "$T/o.pgm"
-expect 2 "garbage"                    -- "$TOOL" "$T/garbage.pgm" "$T/o.pgm"
-expect 2 "empty file"                 -- "$TOOL" "$T/empty.pgm" "$T/o.pgm"
+refused 2 "$TOOL" @ "$T/o.pgm" <<'EOF'
+nonexistent.pgm      | missing file
+truncated.pgm        | truncated PGM raster | truncated
+truncated_header.pgm | truncated PGM header
+ascii.pgm            | P2 ascii             | P2
+maxval16.pgm         | maxval 65535         | 16-bit
+zero_width.pgm       | zero width
+garbage.pgm          | garbage
+empty.pgm            | empty file
+EOF
 expect 2 "unwritable OUT"             -- "$TOOL" -q "$T/step.pgm" "$T/no/such/dir/o.pgm"
 expect 2 "candidates: bad line"       -- "$TOOL" --candidates "$T/cands_bad.txt" "$T/step.pgm" "$T/o.pgm"
 stderr_has "cands_bad.txt:2:" "bad candidate line number reported"

@@ -80,11 +80,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::string why;
-  if (gpu::device_count(&why) == 0) {
-    std::printf("gvle-bench-gpu: %s: nothing to measure\n", why.c_str());
-    return 0;
-  }
+  if (gpuec_bench::no_device("gvle-bench-gpu")) return 0;
   const char* sd = std::getenv("GPUEC_SHARED_DIR");
   const std::string dir = sd ? sd : GPUEC_DEFAULT_SHARED_DIR;
   std::printf("gvle-bench-gpu: %s, %d timed runs after 1 warm-up, files replicated to >= %llu MiB\n",

@@ -171,11 +171,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::string why;
-  if (gpu::device_count(&why) == 0) {
-    std::printf("pack-bench-gpu: skipped: %s\n", why.c_str());
-    return 0;
-  }
+  if (gpuec_bench::no_device("pack-bench-gpu")) return 0;
   std::printf("device: %s; %d timed runs per case, median\n", gpu::device_description().c_str(), g_runs);
   cudaStream_t s;
   CK(cudaStreamCreate(&s));

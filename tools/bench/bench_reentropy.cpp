@@ -30,26 +30,27 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kExitOk = 0, kExitUsage = 1, kExitInput = 2, kExitDiffers = 3;
 
-void usage(FILE* f) {
-  std::fprintf(f,
-               "usage: reentropy-bench [options] [STREAM.264...]\n"
-               "\n"
-               "Times the re-coding stage of avc-reentropy (parsed slices in, re-coded RBSPs out) per stream.\n"
-               "Without STREAMs: every stream of $GPUEC_SHARED_DIR/conformance/MANIFEST.tsv (default ../shared).\n"
-               "  --backends LIST  comma-separated backends to time (default cpu,cuda; cpu, cuda, auto); cpu is\n"
-               "                   always timed, as the baseline of the ratios\n"
-               "  --repeats R      timed passes per stream and backend (default 15); the median is reported\n"
-               "  --warmup W       untimed passes before them (default 2)\n"
-               "  --batch-mbs N    batch size of the frame backends (default 65536)\n"
-               "  --device N       CUDA device (default 0)\n"
-               "\n"
-               "Output: a 'stream' line per stream and a 'total' line, key=value (times in us, rates in M MB/s):\n"
-               "  stream NAME mbs= slices= parse_us= copy_mbps= BACKEND_us= BACKEND_fill_us= BACKEND_mbps= BACKEND_x=\n"
-               "  (BACKEND_fill_us: the part outside the recoder's flushes, i.e. filling the batch on the host;\n"
-               "  BACKEND_x: the cpu time over the backend's)\n"
-               "exit: 0 ok; 1 usage; 2 unreadable or refused stream, or a backend that cannot start;\n"
-               "3 a backend's output differs.\n");
-}
+// The --help text.
+constexpr char kUsage[] = R"(usage: reentropy-bench [options] [STREAM.264...]
+
+Times the re-coding stage of avc-reentropy (parsed slices in, re-coded RBSPs out) per stream.
+Without STREAMs: every stream of $GPUEC_SHARED_DIR/conformance/MANIFEST.tsv (default ../shared).
+  --backends LIST  comma-separated backends to time (default cpu,cuda; cpu, cuda, auto); cpu is
+                   always timed, as the baseline of the ratios
+  --repeats R      timed passes per stream and backend (default 15); the median is reported
+  --warmup W       untimed passes before them (default 2)
+  --batch-mbs N    batch size of the frame backends (default 65536)
+  --device N       CUDA device (default 0)
+
+Output: a 'stream' line per stream and a 'total' line, key=value (times in us, rates in M MB/s):
+  stream NAME mbs= slices= parse_us= copy_mbps= BACKEND_us= BACKEND_fill_us= BACKEND_mbps= BACKEND_x=
+  (BACKEND_fill_us: the part outside the recoder's flushes, i.e. filling the batch on the host;
+  BACKEND_x: the cpu time over the backend's)
+exit: 0 ok; 1 usage; 2 unreadable or refused stream, or a backend that cannot start;
+3 a backend's output differs.
+)";
+
+void usage(FILE* f) { std::fputs(kUsage, f); }
 
 struct Captured {
   int mb_width, pic_mbs;

@@ -76,6 +76,8 @@ inline constexpr Density kDensities[] = {{"QP40", 2}, {"QP26", 12}, {"QP10", 55}
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
 
+#include "gpu/device.h"
+
 // Ends the program with exit_code when call returns a CUDA error, naming the call and where it was.
 #define GPUEC_BENCH_CHECK_CUDA(call, exit_code)                                                   \
   do {                                                                                            \
@@ -97,6 +99,15 @@ inline constexpr Density kDensities[] = {{"QP40", 2}, {"QP26", 12}, {"QP10", 55}
   } while (0)
 
 namespace gpuec_bench {
+
+// True, after "PROG: skipped: WHY" on stdout, when this machine has no usable CUDA device: the program has
+// nothing to measure and exits 0.
+inline bool no_device(const char* prog) {
+  std::string why;
+  if (gpu::device_count(&why) > 0) return false;
+  std::printf("%s: skipped: %s\n", prog, why.c_str());
+  return true;
+}
 
 // "NAME (sm_XY, N SMs)" of CUDA device dev; a CUDA error ends the program with exit_code.
 inline std::string device_description(int dev, int exit_code) {

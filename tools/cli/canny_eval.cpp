@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "json_string.h"
 
 namespace {
@@ -62,12 +63,7 @@ const char kUsage[] =
     "exit codes: 0 ok; 1 usage error (unknown option, bad value, missing file name); 2 data error\n"
     "(unreadable, truncated or corrupt file, unsupported format, maps of different sizes, unwritable JSON).\n";
 
-struct Failure {
-  int code;
-  std::string message;
-};
-
-[[noreturn]] void fail(int code, const std::string& message) { throw Failure{code, message}; }
+using cli::fail;
 
 struct Map {
   int width = 0, height = 0;
@@ -115,12 +111,8 @@ class Reader {
 };
 
 Map read_map(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) fail(kExitData, path + ": cannot open: " + std::strerror(errno));
-  struct Closer {
-    std::FILE* f;
-    ~Closer() { std::fclose(f); }
-  } closer{f};
+  const cli::File file = cli::open_for_reading(path, kExitData);
+  std::FILE* f = file.get();
   Reader r(f, path);
   const std::string& what = r.what();
   const int m0 = r.get(), m1 = r.get();
@@ -468,14 +460,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const Failure& e) {
-    std::fprintf(stderr, "canny-eval: %s\n", e.message.c_str());
-    if (e.code == kExitUsage) std::fputs("(canny-eval --help for usage)\n", stderr);
-    return e.code;
-  } catch (const std::bad_alloc&) {
-    std::fputs("canny-eval: out of memory\n", stderr);
-    return kExitData;
-  }
+  return cli::main_of("canny-eval", run, argc, argv, kExitUsage, "(canny-eval --help for usage)", kExitData);
 }

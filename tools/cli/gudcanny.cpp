@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "cli.h"
 #include "json_string.h"
 #ifdef GPUEC_HAVE_CANNY_CUDA
 #include <cuda_runtime_api.h>
@@ -64,12 +65,7 @@ const char kUsage[] =
     "exit codes: 0 ok; 1 usage error (unknown option, bad value); 2 input/output error (unreadable,\n"
     "truncated or unsupported input, unwritable output, bad candidate file, backend not available).\n";
 
-struct Failure {
-  int code;
-  std::string message;
-};
-
-[[noreturn]] void fail(int code, const std::string& message) { throw Failure{code, message}; }
+using cli::fail;
 
 struct Image {
   int width = 0, height = 0;
@@ -78,11 +74,9 @@ struct Image {
 };
 
 std::vector<uint8_t> read_prefix(const std::string& path, size_t n) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) fail(kExitIo, path + ": cannot open: " + std::strerror(errno));
+  const cli::File f = cli::open_for_reading(path, kExitIo);
   std::vector<uint8_t> buf(n);
-  buf.resize(std::fread(buf.data(), 1, n, f));
-  std::fclose(f);
+  buf.resize(std::fread(buf.data(), 1, n, f.get()));
   return buf;
 }
 
@@ -96,12 +90,8 @@ void check_size(const std::string& path, long w, long h) {
 // ---------------------------------------------------------------- PGM (P5)
 
 Image read_pgm(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) fail(kExitIo, path + ": cannot open: " + std::strerror(errno));
-  struct Closer {
-    std::FILE* f;
-    ~Closer() { std::fclose(f); }
-  } closer{f};
+  const cli::File file = cli::open_for_reading(path, kExitIo);
+  std::FILE* f = file.get();
   const std::string what = path + ": ";
   char magic[2];
   if (std::fread(magic, 1, 2, f) != 2 || magic[0] != 'P') fail(kExitIo, what + "not a PGM file");
@@ -260,8 +250,7 @@ std::string decimal(int hundredths) {
 }
 
 std::vector<canny::CandidatePair> read_candidates(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) fail(kExitIo, path + ": cannot open: " + std::strerror(errno));
+  const cli::File file = cli::open_for_reading(path, kExitIo);
   std::vector<canny::CandidatePair> pairs;
   std::string line;
   long number = 0;
@@ -269,7 +258,7 @@ std::vector<canny::CandidatePair> read_candidates(const std::string& path) {
   while (!eof) {
     line.clear();
     int c;
-    while ((c = std::getc(f)) != EOF && c != '\n') line.push_back(char(c));
+    while ((c = std::getc(file.get())) != EOF && c != '\n') line.push_back(char(c));
     eof = (c == EOF);
     if (eof && line.empty()) break;
     ++number;
@@ -285,22 +274,15 @@ std::vector<canny::CandidatePair> read_candidates(const std::string& path) {
       if (i == std::string::npos) break;
     }
     const std::string where = path + ":" + std::to_string(number) + ": ";
-    if (tokens.size() != 2) {
-      std::fclose(f);
+    if (tokens.size() != 2)
       fail(kExitIo, where + "expected \"low high\" (two decimals each, e.g. \"0.05 0.20\"), got \"" + line + "\"");
-    }
     const int low = parse_hundredths(tokens[0]), high = parse_hundredths(tokens[1]);
-    if (low < 0 || high < 0 || low >= high) {
-      std::fclose(f);
+    if (low < 0 || high < 0 || low >= high)
       fail(kExitIo, where + "bad pair \"" + line + "\": need 0.01 <= low < high <= 1.00, two decimals each");
-    }
-    if (int(pairs.size()) == canny::kMaxCandidates) {
-      std::fclose(f);
+    if (int(pairs.size()) == canny::kMaxCandidates)
       fail(kExitIo, where + "more than " + std::to_string(canny::kMaxCandidates) + " pairs");
-    }
     pairs.push_back({uint8_t(low), uint8_t(high)});
   }
-  std::fclose(f);
   if (pairs.empty()) fail(kExitIo, path + ": no candidate pairs");
   return pairs;
 }
@@ -526,14 +508,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const Failure& f) {
-    std::fprintf(stderr, "gudcanny: %s\n", f.message.c_str());
-    if (f.code == kExitUsage) std::fputs("run gudcanny --help for the options\n", stderr);
-    return f.code;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gudcanny: %s\n", e.what());
-    return kExitIo;
-  }
+  return cli::main_of("gudcanny", run, argc, argv, kExitUsage, "run gudcanny --help for the options", kExitIo);
 }
