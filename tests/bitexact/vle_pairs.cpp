@@ -1,6 +1,7 @@
 // The vle pairs of gpuec-bitexact: encode (encode_ref / encode_cuda), scan (exclusive_scan_ref /
 // exclusive_scan_cuda, both methods), pack (pack_ref / pack_cuda, word and byte segments), histogram
-// (histogram_ref / histogram_cuda) and format (compress with the CPU encoder / with the CUDA encoder).
+// (histogram_ref / histogram_cuda) and format (compress with the CPU encoder / with the CUDA encoder of
+// vle/encoders.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "vle_inputs.h"
 #include "vle/decode.h"
 #include "vle/encode.h"
+#include "vle/encoders.h"
 #include "vle/format.h"
 #include "vle/huffman.h"
 #include "bench_kernels/pack.h"
@@ -613,14 +615,7 @@ void histogram_gpu(Context& ctx) {
   });
 }
 
-// What `gvle compress --backend cuda` plugs in: the synchronous host wrapper of encode_cuda.
-uint64_t cuda_encoder(const uint8_t* in, uint64_t n, const vle::CodeTable& t, uint8_t* out, uint64_t* chunks) {
-  uint64_t total = UINT64_MAX;
-  return vle::encode_cuda_host(in, n, t, out, chunks, &total) ? UINT64_MAX : total;
-}
-
 void format_gpu(Context& ctx) {
-  vle::set_cuda_encoder(cuda_encoder);
   ctx.begin_case("inputs");
   const auto inputs = format_inputs(ctx.rng);
   for (const auto& [name, in] : inputs) {
@@ -632,14 +627,13 @@ void format_gpu(Context& ctx) {
       ctx.fail("compress: cpu '" + a.message + "', cuda '" + b.message + "'");
       break;
     }
-    if (!compress_with(ctx, cuda_encoder, "encode_cuda_host", in, &cuda_checked) ||
+    if (!compress_with(ctx, vle::cuda_encoder(), "encode_cuda_host", in, &cuda_checked) ||
         !ctx.same_value("file size (canary-checked encoder)", cpu.size(), cuda_checked.size()) ||
         !ctx.same_bytes(".gvle file (canary-checked encoder)", cpu.data(), cuda_checked.data(), cpu.size()))
       break;
     if (!ctx.same_value("file size", cpu.size(), cuda.size())) break;
     if (!ctx.same_bytes(".gvle file", cpu.data(), cuda.data(), cpu.size())) break;
   }
-  vle::set_cuda_encoder(nullptr);
 }
 
 #endif  // GPUEC_HAVE_CUDA
@@ -732,9 +726,7 @@ BenchResult format_bench(const Options& opt) {
   r.cpu_us = median_us(opt, [&] { vle::compress(in.data(), in.size(), gpu::Backend::kCpu, &file); });
 #if defined(GPUEC_HAVE_CUDA)
   if (opt.gpu) {
-    vle::set_cuda_encoder(cuda_encoder);
     r.gpu_us = median_us(opt, [&] { vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &file); });
-    vle::set_cuda_encoder(nullptr);
   }
 #endif
   return r;

@@ -12,21 +12,13 @@
 #include <vector>
 
 #include "gpu/device.h"
-#include "vle/encode_cuda.h"
+#include "vle/encoders.h"
 #include "vle/format.h"
 #include "vle_inputs.h"
 
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-
-uint64_t encode_cuda_fn(const uint8_t* in, uint64_t n, const vle::CodeTable& t, uint8_t* out, uint64_t* chunks) {
-  uint64_t total = UINT64_MAX;
-  const gpu::CudaError err = vle::encode_cuda_host(in, n, t, out, chunks, &total);
-  if (err) ADD_FAILURE() << err.str();
-  return err ? UINT64_MAX : total;
-}
 
 bool load(const std::string& path, Bytes* out) {
   out->clear();
@@ -44,6 +36,7 @@ void expect_same_file(const Bytes& in, const std::string& what) {
   ASSERT_TRUE(vle::compress(in.data(), in.size(), gpu::Backend::kCpu, &cpu).ok()) << what;
   const vle::Status s = vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &cuda);
   ASSERT_TRUE(s.ok()) << what << ": " << s.message;
+  ASSERT_EQ(vle::cuda_encoder_error(), "") << what;
   ASSERT_EQ(cuda.size(), cpu.size()) << what;
   size_t i = 0;
   while (i < cpu.size() && cpu[i] == cuda[i]) ++i;
@@ -55,7 +48,6 @@ void expect_same_file(const Bytes& in, const std::string& what) {
 
 TEST(GvleFormatCuda, CanterburyFilesMatchTheCpuFile) {
   REQUIRE_GPU();
-  vle::set_cuda_encoder(encode_cuda_fn);
   const char* shared = std::getenv("GPUEC_SHARED_DIR");
   ASSERT_TRUE(shared) << "GPUEC_SHARED_DIR not set";
   const char* names[] = {"alice29.txt", "asyoulik.txt", "cp.html",      "fields.c", "grammar.lsp",
@@ -70,7 +62,6 @@ TEST(GvleFormatCuda, CanterburyFilesMatchTheCpuFile) {
 
 TEST(GvleFormatCuda, EdgeCasesMatchTheCpuFile) {
   REQUIRE_GPU();
-  vle::set_cuda_encoder(encode_cuda_fn);
   expect_same_file({}, "empty");
   expect_same_file({42}, "one byte");
   expect_same_file(Bytes(100000, 7), "one-symbol alphabet");
@@ -85,6 +76,29 @@ TEST(GvleFormatCuda, EdgeCasesMatchTheCpuFile) {
     for (auto& v : r) v = static_cast<uint8_t>(rng() % 40);
     expect_same_file(r, "random " + std::to_string(n));
   }
+}
+
+// GPUEC_GVLE_FAIL_AT_CALL=0 (vle/README.md): the first call of the CUDA encoder in a fresh process fails. The
+// death-test child is a fresh process (threadsafe style: the test program run again, for this test only).
+TEST(GvleFormatCuda, AutoFallsBackToTheCpuWhenTheCudaEncoderFails) {
+  REQUIRE_GPU();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Bytes in = vle_test::all_symbols(256 * 300);
+  const Bytes want = vle::compress_ref(in.data(), in.size());
+  auto child = [&](gpu::Backend b) {
+    setenv("GPUEC_GVLE_FAIL_AT_CALL", "0", 1);
+    Bytes f;
+    std::string note;
+    const vle::Status s = vle::compress(in.data(), in.size(), b, &f, &note);
+    std::fprintf(stderr, "status %d [%s] note [%s] same %d\n", int(s.code), s.message.c_str(), note.c_str(),
+                 int(f == want));
+    std::exit(0);
+  };
+  EXPECT_EXIT(child(gpu::Backend::kAuto), ::testing::ExitedWithCode(0),
+              "status 0 \\[\\] note \\[the CUDA encoder failed \\(failed on purpose \\(GPUEC_GVLE_FAIL_AT_CALL\\)\\); "
+              "the CPU encoder coded the file\\] same 1");
+  EXPECT_EXIT(child(gpu::Backend::kCuda), ::testing::ExitedWithCode(0),
+              "status [0-9]+ \\[.*\\(CUDA encoder: failed on purpose \\(GPUEC_GVLE_FAIL_AT_CALL\\)\\)\\] note");
 }
 
 }  // namespace

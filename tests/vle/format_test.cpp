@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device.h"
+#include "vle/encoders.h"
 #include "vle/format.h"
 
 namespace {
@@ -271,7 +273,7 @@ TEST(Format, HugeClaimedSizesAreRefusedWithoutAllocating) {
   }
 }
 
-// ---- the pluggable encoder ----
+// ---- the pluggable encoder and the backends ----
 
 uint64_t short_encoder(const uint8_t* in, uint64_t n, const vle::CodeTable& t, uint8_t* out, uint64_t* chunk_bits) {
   const uint64_t bits = vle::encode_ref(in, n, t, out, chunk_bits);
@@ -284,10 +286,7 @@ uint64_t bad_index_encoder(const uint8_t* in, uint64_t n, const vle::CodeTable& 
   return bits;
 }
 
-TEST(Format, EncoderHook) {
-  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCpu), &vle::encode_ref);
-  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCuda), nullptr) << "nothing registered in this program";
-  EXPECT_EQ(vle::encoder_for(gpu::Backend::kAuto), &vle::encode_ref);
+TEST(Format, PluggableEncoder) {
   const Bytes in = text(2 * C + 5, 8);
   Bytes f;
   EXPECT_EQ(vle::compress(in.data(), in.size(), static_cast<vle::EncodeFn>(nullptr), &f).code,
@@ -296,26 +295,46 @@ TEST(Format, EncoderHook) {
   EXPECT_TRUE(f.empty());
   EXPECT_EQ(vle::compress(in.data(), in.size(), failing_encoder, &f).code, vle::FormatStatus::kEncodeFailed);
   EXPECT_EQ(vle::compress(in.data(), in.size(), bad_index_encoder, &f).code, vle::FormatStatus::kEncodeFailed);
-  vle::Status s = vle::compress(in.data(), in.size(), gpu::Backend::kCpu, &f);
+  const vle::Status s = vle::compress(in.data(), in.size(), vle::encode_ref, &f);
   ASSERT_TRUE(s.ok()) << s.message;
   EXPECT_EQ(f, vle::compress_ref(in.data(), in.size()));
-  s = vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &f);
-  EXPECT_EQ(s.code, vle::FormatStatus::kNoEncoder);
-  EXPECT_EQ(s.message, "not built with the CUDA encoder");
+}
 
-  // A registered CUDA encoder: kCuda uses it as is, kAuto falls back to the CPU when it fails.
-  vle::set_cuda_encoder(short_encoder);
-  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCuda), &short_encoder);
-  EXPECT_EQ(vle::encoder_for(gpu::Backend::kAuto), &short_encoder);
-  EXPECT_EQ(vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &f).code, vle::FormatStatus::kEncodeFailed);
-  s = vle::compress(in.data(), in.size(), gpu::Backend::kAuto, &f);
-  ASSERT_TRUE(s.ok()) << s.message;
-  EXPECT_EQ(f, vle::compress_ref(in.data(), in.size()));
-  vle::set_cuda_encoder(vle::encode_ref);  // a stand-in that works
-  s = vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &f);
-  EXPECT_TRUE(s.ok()) << s.message;
-  vle::set_cuda_encoder(nullptr);
-  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCuda), nullptr);
+// vle/encoders.h on this machine: whatever the build and the device, cpu and auto give the CPU file; cuda
+// gives it too, or says why not (no CUDA encoder in the build, or the CUDA error).
+TEST(Format, Backends) {
+  std::string why;
+  const bool device = gpu::device_count(&why) > 0;
+  const vle::EncodeFn cuda = vle::cuda_encoder();
+  EXPECT_EQ(cuda != nullptr, gpu::built_with_cuda());
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kOff), nullptr);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCpu), &vle::encode_ref);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kCuda), cuda);
+  EXPECT_EQ(vle::encoder_for(gpu::Backend::kAuto), cuda && device ? cuda : &vle::encode_ref) << why;
+
+  const Bytes in = text(2 * C + 5, 8);
+  const Bytes want = vle::compress_ref(in.data(), in.size());
+  Bytes f;
+  std::string note = "stale";
+  for (gpu::Backend b : {gpu::Backend::kCpu, gpu::Backend::kAuto}) {
+    const vle::Status s = vle::compress(in.data(), in.size(), b, &f, &note);
+    ASSERT_TRUE(s.ok()) << gpu::backend_name(b) << ": " << s.message;
+    EXPECT_EQ(f, want) << gpu::backend_name(b);
+    EXPECT_EQ(note, "") << gpu::backend_name(b);
+  }
+  const vle::Status s = vle::compress(in.data(), in.size(), gpu::Backend::kCuda, &f);
+  if (!cuda) {
+    EXPECT_EQ(s.code, vle::FormatStatus::kNoEncoder);
+    EXPECT_EQ(s.message, "not built with the CUDA encoder");
+  } else if (!device) {
+    EXPECT_EQ(s.code, vle::FormatStatus::kEncodeFailed);
+    EXPECT_NE(s.message.find("(CUDA encoder: "), std::string::npos) << s.message;
+    EXPECT_NE(vle::cuda_encoder_error(), "");
+  } else {
+    ASSERT_TRUE(s.ok()) << s.message;
+    EXPECT_EQ(f, want);
+    EXPECT_EQ(vle::cuda_encoder_error(), "");
+  }
 }
 
 }  // namespace

@@ -20,30 +20,14 @@
 
 #include "vle/decode.h"
 #include "vle/encode.h"
+#include "vle/encoders.h"
 #include "vle/format.h"
 #include "vle/huffman.h"
 #include "../bench/bench_util.h"
-#ifdef GPUEC_HAVE_CUDA_ENCODER
-#include "vle/encode_cuda.h"
-#endif
 
 extern char** environ;
 
 namespace {
-
-#ifdef GPUEC_HAVE_CUDA_ENCODER
-// The CUDA encoder as a vle::EncodeFn (host pointers in and out), registered in main().
-uint64_t encode_cuda_fn(const uint8_t* in, uint64_t n, const vle::CodeTable& t, uint8_t* out, uint64_t* chunk_bits) {
-  uint64_t total = UINT64_MAX;
-  const gpu::CudaError err = vle::encode_cuda_host(in, n, t, out, chunk_bits, &total);
-  if (err) {
-    // With --backend auto the CPU encoder takes over after this one warning.
-    std::fprintf(stderr, "gvle: warning: CUDA encoder: %s\n", err.str().c_str());
-    return UINT64_MAX;
-  }
-  return total;
-}
-#endif
 
 constexpr int kExitOk = 0, kExitUsage = 1, kExitIo = 2, kExitCorrupt = 3;
 constexpr uint64_t kAutoProgressBytes = uint64_t{64} << 20;
@@ -60,8 +44,10 @@ const char kUsage[] =
     "  -o, --output OUT  write to OUT: through a temporary file in OUT's folder renamed onto OUT at\n"
     "                    the end, so a failure or an interrupt leaves no partial OUT\n"
     "  -f, --force       overwrite an existing OUT; allow compressed data on a terminal\n"
-    "  --backend B       compress encoder: cpu, cuda (an error in a build without the CUDA\n"
-    "                    encoder), auto (default: cuda when built in, else cpu)\n"
+    "  --backend B       compress encoder: cpu; cuda (an error in a build without the CUDA\n"
+    "                    encoder, and when a CUDA call fails); auto (default: cuda when built in and\n"
+    "                    a GPU is usable, else cpu; when the CUDA encoder fails, one warning and the\n"
+    "                    CPU encoder codes the file). Every backend writes the same bytes.\n"
     "  --threads N       decode threads at most, 0 = one per core (default 0); a thread takes four\n"
     "                    64 Ki-symbol chunks at least\n"
     "  --progress        progress and a summary on stderr (automatic for inputs over 64 MiB when\n"
@@ -326,7 +312,12 @@ int run_compress(const Options& o, bool decompress) {
     dopt.threads = o.threads;
     s = vle::decompress(data.data(), data.size(), &result, dopt);
   } else {
-    s = vle::compress(data.data(), data.size(), o.backend, &result);
+    std::string note;
+    s = vle::compress(data.data(), data.size(), o.backend, &result, &note);
+    if (!note.empty()) {
+      g_progress.clear();
+      std::fprintf(stderr, "gvle: warning: %s\n", note.c_str());
+    }
   }
   if (!s.ok()) {
     g_progress.clear();
@@ -539,9 +530,6 @@ bool parse_uint(const std::string& s, unsigned long max, unsigned long* v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef GPUEC_HAVE_CUDA_ENCODER
-  vle::set_cuda_encoder(encode_cuda_fn);
-#endif
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage_error("missing command (compress, decompress or bench)");

@@ -3,7 +3,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -12,26 +11,6 @@
 #include "vle/decode.h"
 
 namespace vle {
-
-namespace {
-// The registered CUDA encoder (set_cuda_encoder), null when none.
-std::atomic<EncodeFn> g_cuda_encoder{nullptr};
-}  // namespace
-
-void set_cuda_encoder(EncodeFn fn) { g_cuda_encoder.store(fn); }
-
-EncodeFn encoder_for(gpu::Backend b) {
-  switch (b) {
-    case gpu::Backend::kCpu: return encode_ref;
-    case gpu::Backend::kCuda: return g_cuda_encoder.load();
-    case gpu::Backend::kAuto: {
-      const EncodeFn f = g_cuda_encoder.load();
-      return f ? f : encode_ref;
-    }
-    case gpu::Backend::kOff: break;
-  }
-  return nullptr;
-}
 
 namespace {
 
@@ -129,16 +108,6 @@ Status compress(const uint8_t* in, size_t n, EncodeFn encode, std::vector<uint8_
     out->shrink_to_fit();
     return fail(FormatStatus::kOutOfMemory, "out of memory compressing " + num(n) + " bytes");
   }
-}
-
-Status compress(const uint8_t* in, size_t n, gpu::Backend backend, std::vector<uint8_t>* out) {
-  const EncodeFn f = encoder_for(backend);
-  if (!f)
-    return fail(FormatStatus::kNoEncoder, "not built with the CUDA encoder");
-  Status s = compress(in, n, f, out);
-  if (backend == gpu::Backend::kAuto && s.code == FormatStatus::kEncodeFailed && f != encode_ref)
-    s = compress(in, n, encode_ref, out);
-  return s;
 }
 
 std::vector<uint8_t> compress_ref(const uint8_t* in, size_t n) {

@@ -29,7 +29,8 @@ bool backend_from_int(int v, Backend* b);
 
 // The test hook for failures of a CUDA backend: the N of the environment variable `variable` set to N (the
 // backend fails on purpose at its N-th frame, from 0; GPUEC_CUDA_FAIL_AT_FRAME for the x264 stage,
-// GPUEC_GUDCANNY_FAIL_AT_FRAME and _AT_SUBMIT for GUD-Canny), or -1 when unset or not a number >= 0.
+// GPUEC_GUDCANNY_FAIL_AT_FRAME and _AT_SUBMIT for GUD-Canny, GPUEC_GVLE_FAIL_AT_CALL for the GVLE CUDA
+// encoder's N-th call), or -1 when unset or not a number >= 0.
 long long fail_at_frame(const char* variable);
 
 }  // namespace gpu

@@ -45,7 +45,6 @@
 #include <string>
 #include <vector>
 
-#include "gpu/backend.h"
 #include "vle/encode.h"
 #include "vle/huffman.h"
 
@@ -63,18 +62,9 @@ constexpr uint64_t compress_bound(uint64_t n) { return header_bytes(256, chunk_c
 
 // The encode step, pluggable: encode_ref (CPU) or a twin with the same signature and contract
 // (vle/encode.h: host pointers, exact payload bits, 32-bit zero padding, chunk index; UINT64_MAX on
-// failure), e.g. a host wrapper around encode_cuda_host (vle/encode_cuda.h).
+// failure), e.g. the CUDA encoder (vle/encoders.h: the encoder of each backend, and compress with a backend).
 using EncodeFn = uint64_t (*)(const uint8_t* in, uint64_t n, const CodeTable& t, uint8_t* out,
                               uint64_t* chunk_bits);
-
-// The CUDA hook. gpuec_vle has no CUDA dependency: a program that links the CUDA encoder registers
-// it once at start (before compressing), and gpu::Backend::kCuda / kAuto then use it. nullptr removes it.
-void set_cuda_encoder(EncodeFn fn);
-
-// The encoder of a backend: kCpu encode_ref; kCuda the registered CUDA encoder or nullptr when none
-// is registered; kAuto the CUDA encoder when registered, else encode_ref.
-// kOff: nullptr.
-EncodeFn encoder_for(gpu::Backend b);
 
 enum class FormatStatus {
   kOk = 0,
@@ -115,9 +105,6 @@ struct HeaderInfo {
 // equal to sum of count * length), so a faulty plugged-in encoder gives kEncodeFailed, never a bad
 // file. encode == nullptr gives kNoEncoder.
 Status compress(const uint8_t* in, size_t n, EncodeFn encode, std::vector<uint8_t>* out);
-// The same with the backend's encoder (kNoEncoder "not built with the CUDA encoder" when kCuda has
-// none); kAuto falls back to the CPU encoder when the CUDA one fails.
-Status compress(const uint8_t* in, size_t n, gpu::Backend backend, std::vector<uint8_t>* out);
 // CPU compress; throws std::bad_alloc only.
 std::vector<uint8_t> compress_ref(const uint8_t* in, size_t n);
 
