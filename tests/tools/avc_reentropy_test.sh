@@ -19,7 +19,7 @@ expect 1 "--batch-mbs 0" -- "$TOOL" --batch-mbs 0 "$S" "$T/o.264"
 expect 1 "--device -1" -- "$TOOL" --device -1 "$S" "$T/o.264"
 expect 1 "--batch-mbs x" -- "$TOOL" --batch-mbs 12x "$S" "$T/o.264"
 expect 2 "missing input" -- "$TOOL" "$T/none.264" "$T/o.264"
-stderr_has "cannot read" "missing input: message"
+stderr_has "No such file or directory" "missing input: message"
 
 # A stream that is not H.264: an SPS of garbage.
 printf '\x00\x00\x00\x01\x67\xff\xff\xff\xff\xff\xff\x00\x00\x01\x68\xee' >"$T/bad.264"

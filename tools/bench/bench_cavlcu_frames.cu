@@ -55,6 +55,7 @@
 #include "gpuec/stage.h"
 #include "vle/bitwriter.h"
 #include "bench_util.h"
+#include "files.h"
 
 namespace {
 
@@ -647,14 +648,17 @@ int main(int argc, char** argv) {
   unsetenv("GPUEC_CAPTURE");
   unsetenv("GPUEC_CUDA_FAIL_AT_FRAME");
 
-  FILE* csv = nullptr;
+  files::Output csv_out;  // tools/cli/files.h: a temporary file renamed onto FILE at the end
+  files::Output* csv = nullptr;
+  std::string why;
+  bool csv_ok = true;
   if (!csv_path.empty()) {
-    csv = std::fopen(csv_path.c_str(), "w");
-    if (!csv) {
-      std::fprintf(stderr, "cavlcu-bench-frames: cannot write %s\n", csv_path.c_str());
+    if (!csv_out.open(csv_path, files::Output::Options{true, paths}, &why)) {
+      std::fprintf(stderr, "cavlcu-bench-frames: %s\n", why.c_str());
       return kExitUsage;
     }
-    std::fprintf(csv, "capture,frame,mb_width,mb_height,slices,mbs,coded_mbs,residual_mbs,skeleton_bytes,"
+    csv = &csv_out;
+    csv_ok = csv->print(&why, "capture,frame,mb_width,mb_height,slices,mbs,coded_mbs,residual_mbs,skeleton_bytes,"
                       "payload_bytes,output_bytes,h2d_bytes,d2h_bytes,gpu_code_us,gpu_code_twopass_us,gpu_stage_us,"
                       "gpu_stage_twopass_us,stage_xfer_us,cpu_stage_us,cpu_twin_us,gpu_encode_us,"
                       "gpu_encode_twopass_us,gpu_encode_hosttc_us\n");
@@ -681,13 +685,12 @@ int main(int argc, char** argv) {
     };
     for (const Row& r : rows)
       if (csv)
-        std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
+        csv_ok = csv_ok && csv->print(&why, "%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
                      name.c_str(), r.frame, r.w, r.h, r.slices, r.mbs, r.coded, r.residual,
                      static_cast<unsigned long long>(r.skel_bytes), static_cast<unsigned long long>(r.payload_bytes),
                      static_cast<unsigned long long>(r.out_bytes), static_cast<unsigned long long>(r.h2d),
                      static_cast<unsigned long long>(r.d2h), r.gpu_code, r.gpu_code_2p, r.gpu_stage, r.gpu_stage_2p,
                      r.xfer, r.cpu_stage, r.cpu_twin, r.gpu_enc, r.gpu_enc_2p, r.gpu_enc_tc);
-    if (csv) std::fflush(csv);
     const double gs = col([](const Row& r) { return r.gpu_stage; });
     const double xf = col([](const Row& r) { return r.xfer; });
     const double cs = col([](const Row& r) { return r.cpu_stage; });
@@ -703,8 +706,8 @@ int main(int argc, char** argv) {
                 moved / (o.link_gbs * 1e3), moved / xf * 1e-3);
     std::fflush(stdout);
   }
-  if (csv && std::fclose(csv) != 0) {
-    std::fprintf(stderr, "cavlcu-bench-frames: write failed: %s\n", csv_path.c_str());
+  if (csv && !(csv_ok && csv->commit(&why))) {
+    std::fprintf(stderr, "cavlcu-bench-frames: %s\n", why.c_str());
     return kExitUsage;
   }
   std::printf(o.cpu_only ? "RESULT: every frame's CPU twin output equals the capture (GPU not run)\n"

@@ -28,6 +28,7 @@
 #include "vle/encode_cuda.h"
 #include "vle/huffman.h"
 #include "bench_util.h"
+#include "files.h"
 #include "vle_inputs.h"
 
 namespace {
@@ -314,10 +315,13 @@ int main(int argc, char** argv) {
     csv += b;
   }
   std::printf("\nCSV\n%s", csv.c_str());
-  if (!csv_path.empty()) {
-    if (std::FILE* f = std::fopen(csv_path.c_str(), "w")) {
-      std::fputs(csv.c_str(), f);
-      std::fclose(f);
+  if (!csv_path.empty()) {  // tools/cli/files.h: a temporary file renamed onto FILE
+    files::Output out;
+    std::string why;
+    if (!out.open(csv_path, files::Output::Options{}, &why) || !out.write(csv.data(), csv.size(), &why) ||
+        !out.commit(&why)) {
+      std::fprintf(stderr, "gvle-bench-gpu: %s\n", why.c_str());
+      return 2;
     }
   }
   std::printf("%s\n", all_ok ? "all outputs match encode_ref" : "SOME OUTPUTS DIFFER");

@@ -14,11 +14,14 @@
 #include <vector>
 
 #include "avc/reentropy.h"
+#include "cli.h"
+#include "files.h"
 #include "gpu/backend.h"
 
 namespace {
 
 constexpr int kExitOk = 0, kExitUsage = 1, kExitInput = 2, kExitDiffers = 3;
+constexpr char kHint[] = "(avc-reentropy --help for usage)";
 
 void usage(FILE* f) {
   std::fprintf(f,
@@ -27,6 +30,9 @@ void usage(FILE* f) {
                "Parses every slice of the H.264 Annex B stream IN (baseline profile, CAVLC) down to its macroblock\n"
                "records and skeleton, codes the residual again with gpuec's entropy stage and writes the stream to\n"
                "OUT ('-': standard output). Parameter sets, SEI and all other NAL units are copied unchanged.\n"
+               "IN '-' is standard input. OUT is written through a temporary file renamed onto it at the end (a\n"
+               "failure or an interrupt leaves the old OUT intact); a device or FIFO is written directly; OUT the\n"
+               "same file as IN is refused.\n"
                "Slice groups (FMO), arbitrary slice order and redundant slices are supported.\n"
                "\n"
                "options:\n"
@@ -53,20 +59,7 @@ void usage(FILE* f) {
                "is not available or failed; 3 with --check, the output differs from the input.\n");
 }
 
-bool read_all(const std::string& path, std::vector<uint8_t>* out) {
-  if (path == "-") {
-    out->assign(std::istreambuf_iterator<char>(std::cin.rdbuf()), std::istreambuf_iterator<char>());
-    return true;
-  }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return !f.bad();
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string backend = "cpu", in_path, out_path;
   avc::RecoderOptions opt;
   bool check = false, quiet = false;
@@ -76,9 +69,12 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       usage(stdout);
       return kExitOk;
-    } else if (a == "--backend" && i + 1 < argc) {
+    } else if ((a == "--backend" || a == "--device" || a == "--batch-mbs") && i + 1 >= argc) {
+      std::fprintf(stderr, "avc-reentropy: %s needs a value\n%s\n", a.c_str(), kHint);
+      return kExitUsage;
+    } else if (a == "--backend") {
       backend = argv[++i];
-    } else if ((a == "--device" || a == "--batch-mbs") && i + 1 < argc) {
+    } else if (a == "--device" || a == "--batch-mbs") {
       char* end = nullptr;
       errno = 0;
       const long v = std::strtol(argv[++i], &end, 10);
@@ -92,15 +88,16 @@ int main(int argc, char** argv) {
     } else if (a == "-q" || a == "--quiet") {
       quiet = true;
     } else if (a.size() > 1 && a[0] == '-' && a != "-") {
-      std::fprintf(stderr, "avc-reentropy: unknown option '%s'\n", a.c_str());
-      usage(stderr);
+      std::fprintf(stderr, "avc-reentropy: unknown option '%s'\n%s\n", a.c_str(), kHint);
       return kExitUsage;
     } else {
       pos.push_back(a);
     }
   }
   if (pos.size() != 2) {
-    usage(stderr);
+    std::fprintf(stderr, "avc-reentropy: %s\n%s\n",
+                 pos.empty() ? "no IN and OUT given" : pos.size() == 1 ? "no OUT given" : "more than IN and OUT given",
+                 kHint);
     return kExitUsage;
   }
   if (!gpu::parse_backend(backend, &opt.backend)) {
@@ -110,8 +107,9 @@ int main(int argc, char** argv) {
   in_path = pos[0];
   out_path = pos[1];
   std::vector<uint8_t> in, out;
-  if (!read_all(in_path, &in)) {
-    std::fprintf(stderr, "avc-reentropy: cannot read %s: %s\n", in_path.c_str(), std::strerror(errno));
+  std::string why;
+  if (!files::read_all(in_path, &in, &why)) {
+    std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
     return kExitInput;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -122,9 +120,10 @@ int main(int argc, char** argv) {
     return kExitInput;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  FILE* f = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
-  if (!f || std::fwrite(out.data(), 1, out.size(), f) != out.size() || (f != stdout && std::fclose(f) != 0)) {
-    std::fprintf(stderr, "avc-reentropy: cannot write %s: %s\n", out_path.c_str(), std::strerror(errno));
+  files::Output o;
+  if (!o.open(out_path, files::Output::Options{true, {in_path}}, &why) || !o.write(out.data(), out.size(), &why) ||
+      !o.commit(&why)) {
+    std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
     return kExitInput;
   }
   const bool same = out == in;
@@ -143,4 +142,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "avc-reentropy: %lld NAL units of the input are not escaped as 7.4.1 prescribes\n",
                  static_cast<long long>(st.nonstandard_escaping));
   return check && !same ? kExitDiffers : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  files::remove_temporaries_on_signal();
+  return cli::main_of("avc-reentropy", run, argc, argv, kExitUsage, kHint, kExitInput);
 }

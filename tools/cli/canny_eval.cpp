@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "files.h"
 #include "json_string.h"
 
 namespace {
@@ -343,7 +344,7 @@ int run(int argc, char** argv) {
   bool quiet = false;
   bool tol_px = false;
   double tol = kBsdsTolerance;
-  std::vector<std::string> files;
+  std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* name) -> std::string {
@@ -371,12 +372,12 @@ int run(int argc, char** argv) {
     } else if (a.size() > 1 && a[0] == '-') {
       fail(kExitUsage, "unknown option " + a);
     } else {
-      files.push_back(a);
+      paths.push_back(a);
     }
   }
-  if (files.size() < 2) fail(kExitUsage, "need an edge map and at least one ground-truth map");
+  if (paths.size() < 2) fail(kExitUsage, "need an edge map and at least one ground-truth map");
 
-  const Map edges = read_map(files[0]);
+  const Map edges = read_map(paths[0]);
   const double diag = std::sqrt(double(edges.width) * edges.width + double(edges.height) * edges.height);
   const double radius = tol_px ? tol : tol * diag;
   if (radius > kMaxTolerancePx)
@@ -388,14 +389,14 @@ int run(int argc, char** argv) {
 
   std::vector<uint8_t> hit(n, 0);
   std::vector<GtResult> gts;
-  for (size_t k = 1; k < files.size(); ++k) {
-    const Map gt = read_map(files[k]);
+  for (size_t k = 1; k < paths.size(); ++k) {
+    const Map gt = read_map(paths[k]);
     if (gt.width != edges.width || gt.height != edges.height)
-      fail(kExitData, files[k] + ": size " + std::to_string(gt.width) + "x" + std::to_string(gt.height) +
+      fail(kExitData, paths[k] + ": size " + std::to_string(gt.width) + "x" + std::to_string(gt.height) +
                           " differs from the edge map's " + std::to_string(edges.width) + "x" +
-                          std::to_string(edges.height) + " (" + files[0] + ")");
+                          std::to_string(edges.height) + " (" + paths[0] + ")");
     GtResult g;
-    g.path = files[k];
+    g.path = paths[k];
     for (size_t i = 0; i < n; ++i) {
       g.boundary += gt.on[i];
       g.mismatched += gt.on[i] != edges.on[i];
@@ -432,7 +433,7 @@ int run(int argc, char** argv) {
                   "  \"tolerance_fraction\": %.6f,\n  \"edges\": %lld,\n  \"hits\": %lld,\n  \"boundary\": %lld,\n"
                   "  \"boundary_hits\": %lld,\n  \"precision\": %.6f,\n  \"recall\": %.6f,\n  \"f\": %.6f,\n"
                   "  \"mse\": %.6f,\n  \"gts\": [\n",
-                  json_string(files[0]).c_str(), edges.width, edges.height, radius, radius / diag, detections, hits,
+                  json_string(paths[0]).c_str(), edges.width, edges.height, radius, radius / diag, detections, hits,
                   boundary, boundary_hits, p, r, f, mse);
     j += buf;
     for (size_t k = 0; k < gts.size(); ++k) {
@@ -444,15 +445,11 @@ int run(int argc, char** argv) {
       j += buf;
     }
     j += "  ]\n}\n";
-    if (json_path == "-") {
-      std::fputs(j.c_str(), stdout);
-    } else {
-      std::FILE* out = std::fopen(json_path.c_str(), "wb");
-      if (!out) fail(kExitData, json_path + ": cannot create: " + std::strerror(errno));
-      bool ok = std::fwrite(j.data(), 1, j.size(), out) == j.size();
-      ok = (std::fclose(out) == 0) && ok;
-      if (!ok) fail(kExitData, json_path + ": write failed");
-    }
+    files::Output out;  // tools/cli/files.h: through a temporary file; never one of the inputs
+    std::string why;
+    if (!out.open(json_path, files::Output::Options{true, paths}, &why) || !out.write(j.data(), j.size(), &why) ||
+        !out.commit(&why))
+      fail(kExitData, why);
   }
   return kExitOk;
 }
@@ -460,5 +457,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  files::remove_temporaries_on_signal();
   return cli::main_of("canny-eval", run, argc, argv, kExitUsage, "(canny-eval --help for usage)", kExitData);
 }

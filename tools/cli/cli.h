@@ -3,6 +3,8 @@
 // with that error.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,10 +28,12 @@ struct FileCloser {
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
 // `path` opened for reading (binary), closed when the File goes; a Failure with `code` ("PATH: cannot open:
-// REASON") when it cannot be opened.
+// REASON", "PATH: is a directory") when it cannot be opened or is a directory.
 inline File open_for_reading(const std::string& path, int code) {
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) fail(code, path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode)) fail(code, path + ": is a directory");
   return f;
 }
 

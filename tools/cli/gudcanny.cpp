@@ -12,6 +12,7 @@
 
 #include "canny/canny.h"
 #include "cli.h"
+#include "files.h"
 #include "json_string.h"
 #ifdef GPUEC_HAVE_CANNY_CUDA
 #include <cuda_runtime_api.h>
@@ -41,7 +42,10 @@ const char kUsage[] =
     "\n"
     "  IN   " GUDCANNY_INPUTS ".\n"
     "       The format is told from the first bytes. y4m: the luma plane of frame 0 (see --frame).\n"
-    "  OUT  the edge map, binary PGM (P5, maxval 255) of the input's size: 255 edge, 0 not.\n"
+    "  OUT  the edge map, binary PGM (P5, maxval 255) of the input's size: 255 edge, 0 not. '-': stdout.\n"
+    "       OUT and the --json file are written through temporary files renamed onto them at the end (a\n"
+    "       failure or an interrupt leaves the old files intact); devices and FIFOs are written directly;\n"
+    "       an output that is the same file as IN is refused.\n"
     "\n"
     "options:\n"
     "  --backend cpu|cuda   cpu (default): the CPU twin detect_edges_ref. cuda: detect_edges_cuda on device 0\n"
@@ -139,13 +143,11 @@ Image read_pgm(const std::string& path) {
   return im;
 }
 
-void write_pgm(const std::string& path, int width, int height, const std::vector<uint8_t>& pixels) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) fail(kExitIo, path + ": cannot create: " + std::strerror(errno));
-  bool ok = std::fprintf(f, "P5\n%d %d\n255\n", width, height) > 0;
-  ok = ok && std::fwrite(pixels.data(), 1, pixels.size(), f) == pixels.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) fail(kExitIo, path + ": write failed: " + std::strerror(errno));
+void write_pgm(files::Output& out, int width, int height, const std::vector<uint8_t>& pixels) {
+  const std::string head = "P5\n" + std::to_string(width) + " " + std::to_string(height) + "\n255\n";
+  std::string why;
+  if (!out.write(head.data(), head.size(), &why) || !out.write(pixels.data(), pixels.size(), &why))
+    fail(kExitIo, why);
 }
 
 // ---------------------------------------------------------------- PNG (libpng simplified API)
@@ -283,6 +285,7 @@ std::vector<canny::CandidatePair> read_candidates(const std::string& path) {
       fail(kExitIo, where + "more than " + std::to_string(canny::kMaxCandidates) + " pairs");
     pairs.push_back({uint8_t(low), uint8_t(high)});
   }
+  if (std::ferror(file.get())) fail(kExitIo, path + ": read error: " + std::strerror(errno));
   if (pairs.empty()) fail(kExitIo, path + ": no candidate pairs");
   return pairs;
 }
@@ -360,7 +363,10 @@ Args parse_args(int argc, char** argv) {
       positional.push_back(arg);
     }
   }
-  if (positional.size() != 2) fail(kExitUsage, "expected IN and OUT");
+  if (positional.size() != 2)
+    fail(kExitUsage, positional.empty() ? "no IN and OUT given" : positional.size() == 1 ? "no OUT given"
+                                                                                       : "more than IN and OUT given");
+  if (positional[1] == "-" && a.json == "-") fail(kExitUsage, "OUT and --json cannot both be '-' (stdout)");
   if (a.fixed && a.frame_level) fail(kExitUsage, "--fixed and --frame-level exclude each other");
   a.in = positional[0];
   a.out = positional[1];
@@ -369,8 +375,9 @@ Args parse_args(int argc, char** argv) {
 
 // ---------------------------------------------------------------- JSON report
 
-void write_json(const Args& a, const Image& im, const char* mode, const std::vector<canny::CandidatePair>& cands,
-                const std::vector<canny::ThresholdPair>& pairs, long edge_pixels) {
+void write_json(files::Output& out, const Args& a, const Image& im, const char* mode,
+                const std::vector<canny::CandidatePair>& cands, const std::vector<canny::ThresholdPair>& pairs,
+                long edge_pixels) {
   std::string j = "{\n";
   char buf[64];
   j += "  \"input\": " + json_string(a.in) + ",\n";
@@ -406,15 +413,8 @@ void write_json(const Args& a, const Image& im, const char* mode, const std::vec
   }
   j += "  ],\n";
   j += "  \"edge_pixels\": " + std::to_string(edge_pixels) + "\n}\n";
-  if (a.json == "-") {
-    if (std::fputs(j.c_str(), stdout) < 0 || std::fflush(stdout) != 0) fail(kExitIo, "stdout: write failed");
-    return;
-  }
-  std::FILE* f = std::fopen(a.json.c_str(), "wb");
-  if (!f) fail(kExitIo, a.json + ": cannot create: " + std::strerror(errno));
-  bool ok = std::fwrite(j.data(), 1, j.size(), f) == j.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) fail(kExitIo, a.json + ": write failed");
+  std::string why;
+  if (!out.write(j.data(), j.size(), &why)) fail(kExitIo, why);
 }
 
 #ifdef GPUEC_HAVE_CANNY_CUDA
@@ -470,6 +470,12 @@ int run(int argc, char** argv) {
       canny::make_candidate_set(a.step, cands.data(), int(cands.size()));
     }
   }
+  // Both outputs are opened (and checked) before anything is read or written: a bad --json leaves no OUT, and
+  // both are made permanent only at the end.
+  files::Output out, json;
+  std::string why;
+  const files::Output::Options oo{true, {a.in, a.candidates_file}};
+  if (!out.open(a.out, oo, &why) || (!a.json.empty() && !json.open(a.json, oo, &why))) fail(kExitIo, why);
   const Image im = read_image(a.in, a.frame, a.frame_given);
 
   canny::Options opt;
@@ -496,8 +502,9 @@ int run(int argc, char** argv) {
   long edge_pixels = 0;
   for (uint8_t e : edges) edge_pixels += (e != 0);
 
-  write_pgm(a.out, im.width, im.height, edges);
-  if (!a.json.empty()) write_json(a, im, mode, cands, pairs, edge_pixels);
+  write_pgm(out, im.width, im.height, edges);
+  if (!a.json.empty()) write_json(json, a, im, mode, cands, pairs, edge_pixels);
+  if (!out.commit(&why) || (!a.json.empty() && !json.commit(&why))) fail(kExitIo, why);
   if (!a.quiet)
     std::fprintf(stderr, "gudcanny: %s %dx%d, sigma %.2f, %s mode, %d strip%s, %ld edge pixels -> %s\n",
                  im.format.c_str(), im.width, im.height, double(a.sigma), mode, int(pairs.size()),
@@ -508,5 +515,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  files::remove_temporaries_on_signal();
   return cli::main_of("gudcanny", run, argc, argv, kExitUsage, "run gudcanny --help for the options", kExitIo);
 }

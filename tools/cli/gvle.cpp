@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "files.h"
 #include "vle/decode.h"
 #include "vle/encode.h"
 #include "vle/encoders.h"
@@ -42,7 +43,9 @@ const char kUsage[] =
     "\n"
     "IN and OUT default to stdin and stdout; '-' names them too. The whole input is read into memory.\n"
     "  -o, --output OUT  write to OUT: through a temporary file in OUT's folder renamed onto OUT at\n"
-    "                    the end, so a failure or an interrupt leaves no partial OUT\n"
+    "                    the end, so a failure or an interrupt leaves no partial OUT and the old\n"
+    "                    one intact; a symlink's target is replaced (the link stays); a device or a\n"
+    "                    FIFO is written directly; OUT the same file as IN is refused\n"
     "  -f, --force       overwrite an existing OUT; allow compressed data on a terminal\n"
     "  --backend B       compress encoder: cpu; cuda (an error in a build without the CUDA\n"
     "                    encoder, and when a CUDA call fails); auto (default: cuda when built in and\n"
@@ -128,16 +131,6 @@ class Progress {
 
 Progress g_progress;
 
-// The temporary output file, removed by the signal handler (async-signal-safe: unlink only).
-char g_tmp_path[4096];
-volatile sig_atomic_t g_tmp_active = 0;
-
-void on_signal(int sig) {
-  if (g_tmp_active) unlink(g_tmp_path);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
 bool is_stdio(const std::string& p) { return p.empty() || p == "-"; }
 
 // Reads a whole file descriptor; size_hint > 0 sizes the buffer and the progress.
@@ -186,84 +179,19 @@ bool read_input(const std::string& path, std::vector<uint8_t>* out, std::string*
   return ok;
 }
 
-bool write_all(int fd, const uint8_t* p, size_t n, const std::string& name, std::string* err) {
-  size_t done = 0;
-  while (done < n) {
-    const size_t chunk = std::min<size_t>(n - done, size_t{1} << 20);
-    const ssize_t w = write(fd, p + done, chunk);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      *err = errno_text(name);
-      return false;
-    }
-    done += static_cast<size_t>(w);
-    g_progress.update("writing", done, n);
+// Writes data to path by files::Output's rules (a temporary file renamed onto a regular OUT; devices and FIFOs
+// directly; OUT == IN refused). Without force an existing regular file is never replaced.
+bool write_output(const std::string& path, const std::string& in, const std::vector<uint8_t>& data, bool force,
+                  std::string* err) {
+  files::Output out;
+  if (!out.open(is_stdio(path) ? "-" : path, files::Output::Options{force, {in}}, err)) return false;
+  for (size_t done = 0; done < data.size();) {
+    const size_t chunk = std::min<size_t>(data.size() - done, size_t{1} << 20);
+    if (!out.write(data.data() + done, chunk, err)) return false;
+    done += chunk;
+    g_progress.update("writing", done, data.size());
   }
-  return true;
-}
-
-bool path_exists(const std::string& p) {
-  struct stat st;
-  return lstat(p.c_str(), &st) == 0;
-}
-
-// Writes data to path atomically: a temporary file in the same folder, renamed onto path. Without
-// force an existing path is never replaced (also not one created meanwhile).
-bool write_output(const std::string& path, const std::vector<uint8_t>& data, bool force, std::string* err) {
-  if (is_stdio(path)) return write_all(1, data.data(), data.size(), "stdout", err);
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::string tmp = (dir == "/" ? "" : dir) + "/." + base + ".gvle-tmp.XXXXXX";
-  if (tmp.size() >= sizeof g_tmp_path) {
-    *err = path + ": path too long";
-    return false;
-  }
-  std::memcpy(g_tmp_path, tmp.c_str(), tmp.size() + 1);
-  const int fd = mkostemp(g_tmp_path, O_CLOEXEC);
-  if (fd < 0) {
-    *err = errno_text(dir);
-    return false;
-  }
-  g_tmp_active = 1;
-  auto abandon = [&]() {
-    unlink(g_tmp_path);
-    g_tmp_active = 0;
-  };
-  const mode_t mask = umask(0);
-  umask(mask);
-  bool ok = fchmod(fd, 0666 & ~mask) == 0;
-  if (!ok) *err = errno_text(path);
-  ok = ok && write_all(fd, data.data(), data.size(), path, err);
-  if (ok && fsync(fd) != 0) {
-    *err = errno_text(path);
-    ok = false;
-  }
-  if (close(fd) != 0 && ok) {
-    *err = errno_text(path);
-    ok = false;
-  }
-  if (!ok) {
-    abandon();
-    return false;
-  }
-  if (force) {
-    if (rename(g_tmp_path, path.c_str()) != 0) {
-      *err = errno_text(path);
-      abandon();
-      return false;
-    }
-  } else {
-    // link() fails with EEXIST instead of replacing: no clobbering even in a race.
-    if (link(g_tmp_path, path.c_str()) != 0) {
-      *err = errno == EEXIST ? path + ": exists (use -f to overwrite)" : errno_text(path);
-      abandon();
-      return false;
-    }
-    unlink(g_tmp_path);
-  }
-  g_tmp_active = 0;
-  return true;
+  return out.commit(err);
 }
 
 int exit_code_for(vle::FormatStatus s) {
@@ -290,7 +218,8 @@ struct Options {
 
 int run_compress(const Options& o, bool decompress) {
   const std::string in = o.inputs.empty() ? "-" : o.inputs[0];
-  if (!o.force && !is_stdio(o.out) && path_exists(o.out))
+  struct stat out_st;  // an existing regular OUT needs -f (devices and FIFOs are written directly)
+  if (!o.force && !is_stdio(o.out) && stat(o.out.c_str(), &out_st) == 0 && S_ISREG(out_st.st_mode))
     return io_error(o.out + ": exists (use -f to overwrite)");
   if (!decompress && !o.force && is_stdio(o.out) && isatty(1))
     return usage_error("compressed data not written to a terminal (use -o OUT, a redirection or -f)");
@@ -326,7 +255,7 @@ int run_compress(const Options& o, bool decompress) {
   }
   const uint64_t in_bytes = data.size();
   std::vector<uint8_t>().swap(data);
-  if (!write_output(o.out, result, o.force, &err)) {
+  if (!write_output(o.out, in, result, o.force, &err)) {
     g_progress.clear();
     return io_error(err);
   }
@@ -580,7 +509,7 @@ int main(int argc, char** argv) {
   if (o.command != "bench" && o.inputs.size() > 1) return usage_error("one input at most");
 
   signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes an EPIPE write error (exit 2)
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, on_signal);
+  files::remove_temporaries_on_signal();
   if (o.command == "bench") {
     if (o.backend == gpu::Backend::kCuda) return usage_error("bench: not built with the CUDA encoder");
     return run_bench(o);

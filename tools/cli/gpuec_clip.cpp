@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "clip.h"
+#include "files.h"
 
 using namespace gpuec::clip;
 
@@ -50,7 +51,8 @@ const char kGetUsage[] =
     "    360p, 720p, 1080p, 2160p or WxH (even), e.g. pan_1080p, noise_cif, checkerboard_cif.\n"
     "    30 fps, default 60 frames; same bytes on every machine.\n"
     "\n"
-    "  -o, --output OUT   output file ('-' for stdout); removed again on error\n"
+    "  -o, --output OUT   output file ('-' for stdout), written through a temporary file renamed onto\n"
+    "                     it at the end: an error or an interrupt leaves the old OUT (or none)\n"
     "  --frames N         number of frames (N >= 1)\n"
     "  --photo FILE       pan clips: photo name in the photos folder or a path\n"
     "                     (default " "forest_path_2560x1600.jpg" ")\n"
@@ -178,31 +180,17 @@ int cmd_get(const std::vector<std::string>& args) {
     return usage_error("get: --photo applies to pan clips only", kGetUsage);
   opt.photo = photo;
 
-  const bool to_stdout = out == "-";
-  std::FILE* f = to_stdout ? stdout : std::fopen(out.c_str(), "wb");
-  if (!f) throw Error(kExitData, "cannot create " + out + ": " + std::strerror(errno));
-  static char buffer[1 << 20];
-  std::setvbuf(f, buffer, _IOFBF, sizeof buffer);
+  // tools/cli/files.h: a temporary file renamed onto OUT at the end, so an error or a signal leaves the old
+  // OUT (or none) and never a part of a clip; a device or FIFO is written directly.
+  files::Output o;
+  std::string why;
+  if (!o.open(out, files::Output::Options{true, {photo}}, &why)) throw Error(kExitData, why);
   bool write_failed = false;
   Sink sink = [&](const void* data, std::size_t size) {
-    if (!write_failed && std::fwrite(data, 1, size, f) != size) write_failed = true;
+    if (!write_failed && !o.write(data, size, &why)) write_failed = true;
   };
-  long n = 0;
-  try {
-    n = write_clip(name, opt, sink);
-    if (std::fflush(f) != 0) write_failed = true;
-    if (write_failed) throw Error(kExitData, "cannot write " + out + ": " + std::strerror(errno));
-  } catch (...) {
-    if (!to_stdout) {
-      std::fclose(f);
-      std::remove(out.c_str());
-    }
-    throw;
-  }
-  if (!to_stdout && std::fclose(f) != 0) {
-    std::remove(out.c_str());
-    throw Error(kExitData, "cannot write " + out);
-  }
+  const long n = write_clip(name, opt, sink);
+  if (write_failed || !o.commit(&why)) throw Error(kExitData, why);
   std::fprintf(stderr, "gpuec-clip: wrote %ld frames of %s to %s\n", n, name.c_str(), out.c_str());
   return kExitOk;
 }
@@ -231,6 +219,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  files::remove_temporaries_on_signal();
   try {
     return run(argc, argv);
   } catch (const Error& e) {
