@@ -626,10 +626,18 @@ long write_clip(const std::string& name, const GetOptions& options, const Sink& 
   if (options.frames == 0) throw Error(kExitUsage, "frame count must be at least 1");
   const std::string path = find_local_clip(name);
   if (path.empty()) {
-    if (const DerfEntry* e = find_derf(name))
-      throw Error(kExitData, "derf clip " + name + " is not in " + sequences_dir() + " (looked for " + name +
-                                 ".y4m[.xz] and " + e->file + "[.xz]); fetch it with sequences/download.sh " + name +
-                                 ", or set GPUEC_SEQUENCES");
+    if (const DerfEntry* e = find_derf(name)) {
+      const std::string looked = e->file == name + ".y4m" || e->file == name
+                                     ? name + ".y4m[.xz]"
+                                     : name + ".y4m[.xz] and " + e->file + "[.xz]";
+      throw Error(kExitData, "derf clip " + name + " is not in " + sequences_dir() + " (looked for " + looked +
+                                 "); fetch it with sequences/download.sh " + name + ", or set GPUEC_SEQUENCES");
+    }
+    const size_t us = name.find('_');
+    const std::string kind = us == std::string::npos ? "" : name.substr(0, us);
+    if (kind == "pan" || kind == "noise" || kind == "checkerboard")
+      throw Error(kExitUsage, "synthetic clip '" + name + "': bad size '" + name.substr(us + 1) +
+                                  "' (qcif, cif, 4cif, 360p, 720p, 1080p, 2160p or WxH, even, 2..16384)");
     throw Error(kExitData, "unknown clip '" + name + "' (see gpuec-clip list)");
   }
   return copy_y4m(path, options.frames, sink);

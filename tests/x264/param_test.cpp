@@ -149,4 +149,37 @@ TEST(X264Api, NaluProcessCallbackFallsBackOnce) {
   EXPECT_EQ(log.text.find("stage coded"), std::string::npos) << log.text;
 }
 
+// 4:4:4, 4:2:2 and 4:0:0 input: the fallback's reason names the chroma format (these formats force a profile
+// above baseline, and the profile used to be named instead).
+TEST(X264Api, ChromaFormatFallbackNamesTheFormat) {
+  const struct {
+    int csp;
+    const char* want;
+  } cases[] = {
+      {X264_CSP_I444, "gpu-entropy: only 4:2:0 8-bit is supported, not 4:4:4 input; the stage is off"},
+      {X264_CSP_I422, "gpu-entropy: only 4:2:0 8-bit is supported, not 4:2:2 input; the stage is off"},
+      {X264_CSP_I400, "gpu-entropy: only 4:2:0 8-bit is supported, not 4:0:0 (gray) input; the stage is off"},
+  };
+  for (const auto& c : cases) {
+    LogCapture log;
+    x264_param_t p;
+    x264_param_default_preset(&p, "medium", nullptr);
+    p.i_width = 176;
+    p.i_height = 144;
+    p.i_csp = c.csp;
+    p.b_cabac = 0;  // CAVLC: the chroma format is the one reason left
+    p.i_threads = 1;
+    p.rc.i_rc_method = X264_RC_CQP;
+    p.rc.i_qp_constant = 20;
+    p.pf_log = capture_log;
+    p.p_log_private = &log;
+    p.i_log_level = X264_LOG_INFO;
+    EXPECT_EQ(x264_param_parse(&p, "gpu-entropy", "cpu"), 0);
+    x264_t* h = x264_encoder_open(&p);
+    ASSERT_NE(h, nullptr) << c.want;
+    x264_encoder_close(h);
+    EXPECT_NE(log.text.find(c.want), std::string::npos) << log.text;
+  }
+}
+
 }  // namespace

@@ -494,10 +494,11 @@ int main(int argc, char** argv) {
       if (a == "--backend" ? !value(&v) : (v = a.substr(10), false)) return usage_error("--backend needs a value");
       if (!gpu::parse_backend(v, &o.backend)) return usage_error("--backend: unknown backend '" + v + "' (cpu, cuda or auto)");
     } else if (a == "--threads" || a == "--repeat" || a == "--warmup") {
-      if (!value(&v) || !parse_uint(v, a == "--threads" ? 1024 : 1000000, &n))
-        return usage_error(a + " needs a number" + (a == "--threads" ? " (0..1024)" : ""));
+      if (!value(&v) || !parse_uint(v, a == "--threads" ? 1024 : 1000000, &n) || (a == "--repeat" && n == 0))
+        return usage_error(a + " needs a number" +
+                           (a == "--threads" ? " (0..1024)" : a == "--repeat" ? " (1..1000000)" : " (0..1000000)"));
       if (a == "--threads") o.threads = static_cast<unsigned>(n);
-      else if (a == "--repeat") o.repeat = static_cast<int>(std::max(1ul, n));
+      else if (a == "--repeat") o.repeat = static_cast<int>(n);
       else o.warmup = static_cast<int>(n);
     } else {
       return usage_error("unknown option '" + a + "'");
