@@ -131,6 +131,21 @@ for sig in INT TERM; do
   kept "gpuec-clip: SIG$sig during the write" "$T/c/out"
 done
 
+# ---- '-' is stdin for every input and stdout for every output
+for n in $names; do
+  good=good_$n
+  "run_$n" - "$T/o_$n/from_stdin" <"${!good}" >/dev/null 2>"$T/err"; rc=$?
+  # (canny-eval's report names its input: "-" here)
+  if [ $rc -eq 0 ] && cmp -s <(sed "/edges_file/s|\"${!good}\"|\"-\"|" "$T/o_$n/want") "$T/o_$n/from_stdin"; then
+    ok "$n: IN '-' reads stdin"
+  else bad "$n: IN '-': exit $rc: $(cat "$T/err")"; fi
+  "run_$n" "${!good}" - >"$T/o_$n/to_stdout" 2>"$T/err"; rc=$?
+  if [ $rc -eq 0 ] && cmp -s "$T/o_$n/to_stdout" "$T/o_$n/want" && [ ! -e ./- ]; then ok "$n: OUT '-' writes stdout"
+  else bad "$n: OUT '-': exit $rc: $(cat "$T/err")"; fi
+done
+"$clip" get noise_qcif --frames 2 -o - >"$T/c/to_stdout" 2>/dev/null
+cmp -s "$T/c/to_stdout" "$T/c/want" && ok "gpuec-clip: OUT '-' writes stdout" || bad "gpuec-clip: OUT '-'"
+
 # ---- missing option values and bad numbers
 expect 1 "gvle: -o without a value"          -- "$tools/gvle" compress -o
 expect 1 "gvle: --threads x"                 -- "$tools/gvle" decompress --threads x "$T/text.gvle"

@@ -36,7 +36,8 @@ const char kUsage[] =
     "usage: canny-eval [options] EDGES GT [GT...]\n"
     "\n"
     "Compares a binary edge map with one or more human boundary maps (one per annotator) of the same size,\n"
-    "as the BSDS500 boundary benchmark does, and prints precision, recall, F-measure and MSE.\n"
+    "as the BSDS500 boundary benchmark does, and prints precision, recall, F-measure and MSE. One of the maps\n"
+    "may be '-' (stdin).\n"
     "\n"
     "  EDGES, GT  PBM (P1 or P4; 1 = edge/boundary) or PGM (P2 or P5, maxval 1..65535; nonzero = edge).\n"
     "\n"
@@ -376,6 +377,7 @@ int run(int argc, char** argv) {
     }
   }
   if (paths.size() < 2) fail(kExitUsage, "need an edge map and at least one ground-truth map");
+  if (std::count(paths.begin(), paths.end(), std::string("-")) > 1) fail(kExitUsage, "'-' (stdin) names one map at most");
 
   const Map edges = read_map(paths[0]);
   const double diag = std::sqrt(double(edges.width) * edges.width + double(edges.height) * edges.height);

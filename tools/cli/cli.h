@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -27,9 +28,14 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-// `path` opened for reading (binary), closed when the File goes; a Failure with `code` ("PATH: cannot open:
+// `path` opened for reading (binary; "-": standard input), closed when the File goes; a Failure with `code` ("PATH: cannot open:
 // REASON", "PATH: is a directory") when it cannot be opened or is a directory.
 inline File open_for_reading(const std::string& path, int code) {
+  if (path == "-") {  // standard input (read once: a caller reads "-" at most once)
+    File f(fdopen(dup(0), "rb"));
+    if (!f) fail(code, "stdin: " + std::string(std::strerror(errno)));
+    return f;
+  }
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) fail(code, path + ": cannot open: " + std::strerror(errno));
   struct stat st;

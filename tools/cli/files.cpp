@@ -2,6 +2,7 @@
 #include "files.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,6 +114,22 @@ bool read_all(const std::string& path, std::vector<uint8_t>* out, std::string* e
   if (fd != 0) close(fd);
   if (!ok) out->clear();
   return ok;
+}
+
+std::string stdin_as_path(std::string* err) {
+  std::vector<uint8_t> data;
+  if (!read_all("-", &data, err)) return "";
+  const int fd = memfd_create("stdin", MFD_CLOEXEC);
+  if (fd < 0) {
+    *err = reason("stdin (memfd_create)");
+    return "";
+  }
+  std::string why;
+  if (!write_fd(fd, data.data(), data.size(), "stdin (a copy in memory)", err)) {
+    close(fd);
+    return "";
+  }
+  return "/proc/self/fd/" + std::to_string(fd);
 }
 
 Output::~Output() { abandon(); }

@@ -29,6 +29,11 @@ std::string display_name(const std::string& path, bool output);
 // The whole of `path` ("-": standard input) in *out. false, with *err "NAME: REASON", when it cannot be read.
 bool read_all(const std::string& path, std::vector<uint8_t>* out, std::string* err);
 
+// For readers that need a path (libpng, the y4m reader): standard input read to its end into an anonymous
+// in-memory file, and that file's path ("/proc/self/fd/N", valid until the process ends; nothing is left on
+// disk, also after a signal). "" with *err when stdin cannot be read.
+std::string stdin_as_path(std::string* err);
+
 class Output {
  public:
   struct Options {

@@ -40,7 +40,7 @@ const char kUsage[] =
     "GUD-Canny (unsupervised, distributed Canny; canny/canny.h): Gaussian smoothing, gradient, non-maximum\n"
     "suppression, Medina-Carnicer thresholds chosen per 32-column strip, hysteresis per strip.\n"
     "\n"
-    "  IN   " GUDCANNY_INPUTS ".\n"
+    "  IN   " GUDCANNY_INPUTS "; '-': stdin.\n"
     "       The format is told from the first bytes. y4m: the luma plane of frame 0 (see --frame).\n"
     "  OUT  the edge map, binary PGM (P5, maxval 255) of the input's size: 255 edge, 0 not. '-': stdout.\n"
     "       OUT and the --json file are written through temporary files renamed onto them at the end (a\n"
@@ -367,6 +367,7 @@ Args parse_args(int argc, char** argv) {
     fail(kExitUsage, positional.empty() ? "no IN and OUT given" : positional.size() == 1 ? "no OUT given"
                                                                                        : "more than IN and OUT given");
   if (positional[1] == "-" && a.json == "-") fail(kExitUsage, "OUT and --json cannot both be '-' (stdout)");
+  if (positional[0] == "-" && a.candidates_file == "-") fail(kExitUsage, "IN and --candidates cannot both be '-' (stdin)");
   if (a.fixed && a.frame_level) fail(kExitUsage, "--fixed and --frame-level exclude each other");
   a.in = positional[0];
   a.out = positional[1];
@@ -476,7 +477,9 @@ int run(int argc, char** argv) {
   std::string why;
   const files::Output::Options oo{true, {a.in, a.candidates_file}};
   if (!out.open(a.out, oo, &why) || (!a.json.empty() && !json.open(a.json, oo, &why))) fail(kExitIo, why);
-  const Image im = read_image(a.in, a.frame, a.frame_given);
+  std::string in_path = a.in;
+  if (a.in == "-" && (in_path = files::stdin_as_path(&why)).empty()) fail(kExitIo, why);  // read more than once
+  const Image im = read_image(in_path, a.frame, a.frame_given);
 
   canny::Options opt;
   opt.sigma = a.sigma;
