@@ -484,7 +484,8 @@ LocalClip probe_local_clip(const std::string& path) {
       }
     } catch (const Error&) {
     }
-    ::pclose(p);
+    if (::pclose(p) != 0 || total < 0)  // xz could not read the index: a truncated or damaged file
+      throw Error(kExitData, path + ": a truncated or damaged .xz file (xz --list cannot read it)");
   }
   if (total >= 0) {
     long long payload = total - (long long)line.size() - 1;

@@ -162,5 +162,13 @@ stderr_has "bad size '12x'" "gpuec-clip: the message names the bad size"
 GPUEC_SEQUENCES=$T/dir expect 2 "gpuec-clip: a derf clip not here" -- "$clip" get akiyo_cif -o "$T/c/x"
 if grep -q "akiyo_cif.y4m\[.xz\] and akiyo_cif.y4m" "$T/err"; then bad "gpuec-clip: one file named twice: $(cat "$T/err")"
 else ok "gpuec-clip: the missing clip's file named once"; fi
+# A truncated .y4m.xz is a damaged file, not a clip of 0 frames; gpuec-clip list still lists the rest.
+mkdir -p "$T/seq"
+"$clip" get noise_qcif --frames 3 -o - 2>/dev/null | xz -0 -c | head -c 20000 >"$T/seq/trunc_qcif.y4m.xz"
+expect 2 "gudcanny: a truncated .y4m.xz"      -- "$tools/gudcanny" "$T/seq/trunc_qcif.y4m.xz" "$T/o.pgm"
+stderr_has "truncated or damaged .xz" "gudcanny: the message says the .xz is damaged"
+GPUEC_SEQUENCES=$T/seq expect 0 "gpuec-clip list with a damaged local clip" -- "$clip" list
+grep -q "trunc_qcif.*unreadable" "$T/out" && ok "gpuec-clip list: the damaged clip listed as unreadable" ||
+  bad "gpuec-clip list: $(cat "$T/out")"
 expect 1 "gvle bench: --repeat 0"            -- "$tools/gvle" bench --repeat 0 "$T/text"
 finish

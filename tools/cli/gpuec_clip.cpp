@@ -80,9 +80,13 @@ bool option_value(const std::vector<std::string>& args, std::size_t* i, const st
 
 std::string local_status(const std::string& path) {
   if (path.empty()) return "-";
-  LocalClip c = probe_local_clip(path);
-  std::string name = path.substr(path.rfind('/') + 1);
-  return (c.frames >= 0 ? std::to_string(c.frames) + " frames" : std::string("? frames")) + " (" + name + ")";
+  const std::string name = path.substr(path.rfind('/') + 1);
+  try {
+    const LocalClip c = probe_local_clip(path);
+    return (c.frames >= 0 ? std::to_string(c.frames) + " frames" : std::string("? frames")) + " (" + name + ")";
+  } catch (const Error& e) {  // one damaged file does not end the list
+    return "unreadable (" + name + "): " + e.what();
+  }
 }
 
 int cmd_list(const std::vector<std::string>& args) {
@@ -118,7 +122,13 @@ int cmd_list(const std::vector<std::string>& args) {
   if (!extra.empty()) section("OTHER LOCAL CLIPS (in the clips folder, not in derf.tsv)");
   for (const auto& name : extra) {
     const std::string path = find_local_clip(name);
-    LocalClip c = probe_local_clip(path);
+    LocalClip c;
+    try {
+      c = probe_local_clip(path);
+    } catch (const Error& e) {  // one damaged file does not end the list
+      row(name, "?", "?", "?", std::string("unreadable: ") + e.what());
+      continue;
+    }
     row(name, std::to_string(c.width) + "x" + std::to_string(c.height), c.fps,
         c.frames >= 0 ? std::to_string(c.frames) : "?", path.substr(path.rfind('/') + 1));
   }
