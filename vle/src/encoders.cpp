@@ -24,6 +24,9 @@ Status compress(const uint8_t* in, size_t n, gpu::Backend backend, std::vector<u
   if (note) note->clear();
   const EncodeFn f = encoder_for(backend);
   if (!f) return Status{FormatStatus::kNoEncoder, "not built with the CUDA encoder"};
+  std::string why;
+  if (backend == gpu::Backend::kCuda && gpu::device_count(&why) == 0)
+    return Status{FormatStatus::kEncodeFailed, "the CUDA encoder: " + why};
   Status s = compress(in, n, f, out);
   if (s.code != FormatStatus::kEncodeFailed || f == encode_ref) return s;
   const std::string cuda = cuda_encoder_error();

@@ -26,8 +26,8 @@ std::string cuda_encoder_error();
 EncodeFn encoder_for(gpu::Backend b);
 
 // compress (vle/format.h) with the backend's encoder. kCuda in a build without the CUDA encoder: kNoEncoder,
-// "not built with the CUDA encoder"; a failure of the CUDA encoder: kEncodeFailed, the message naming the
-// CUDA error. kAuto: when the CUDA encoder fails, the CPU encoder codes the file, and *note (when given) says
+// "not built with the CUDA encoder"; kCuda without a usable device: kEncodeFailed, "the CUDA encoder: no usable
+// CUDA device: REASON" (gpu::device_count's words); a failure of the CUDA encoder: kEncodeFailed, the message naming the CUDA error. kAuto: when the CUDA encoder fails, the CPU encoder codes the file, and *note (when given) says
 // so; otherwise *note is cleared.
 Status compress(const uint8_t* in, size_t n, gpu::Backend backend, std::vector<uint8_t>* out,
                 std::string* note = nullptr);
