@@ -25,10 +25,12 @@ std::string cuda_encoder_error();
 // CUDA encoder when the build has it and a CUDA device is usable, else encode_ref; kOff nullptr.
 EncodeFn encoder_for(gpu::Backend b);
 
-// compress (vle/format.h) with the backend's encoder. kCuda in a build without the CUDA encoder: kNoEncoder,
-// "not built with the CUDA encoder"; kCuda without a usable device: kEncodeFailed, "the CUDA encoder: no usable
-// CUDA device: REASON" (gpu::device_count's words); a failure of the CUDA encoder: kEncodeFailed, the message naming the CUDA error. kAuto: when the CUDA encoder fails, the CPU encoder codes the file, and *note (when given) says
-// so; otherwise *note is cleared.
+// compress (vle/format.h) with the backend's encoder.
+// - kCuda in a build without the CUDA encoder: kNoEncoder, "not built with the CUDA encoder".
+// - kCuda without a usable device: kEncodeFailed, "the CUDA encoder: no usable CUDA device: REASON".
+// - A failure of the CUDA encoder: kEncodeFailed, the message naming the CUDA error.
+// - kAuto: when the CUDA encoder fails, the CPU encoder codes the file and *note (when given) says so;
+//   otherwise *note is cleared.
 Status compress(const uint8_t* in, size_t n, gpu::Backend backend, std::vector<uint8_t>* out,
                 std::string* note = nullptr);
 
