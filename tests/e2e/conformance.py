@@ -620,18 +620,21 @@ class Runner:
         self.args = args
         self.verbose = args.verbose
 
-    def run(self, argv, log_path, cmdfile, timeout, env=None, cwd=None):
-        """Run a command, stderr (and stdout) to log_path, with `env` (a dict) added to the environment, in the
-        folder `cwd` (default: the harness's). Returns (rc, stderr text)."""
+    def run(self, argv, log_path, cmdfile, timeout, env=None, cwd=None, out_path=None):
+        """Run a command, stderr (and stdout, unless out_path is given) to log_path, with `env` (a dict) added to
+        the environment, in the folder `cwd` (default: the harness's). Returns (rc, stderr text)."""
         line = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in (env or {}).items()) + (" " if env else "")
         line += shlex.join(argv)
+        if out_path:
+            line += " > " + shlex.quote(os.path.basename(out_path))
         with open(cmdfile, "a") as cf:
             cf.write(line + " 2> " + shlex.quote(os.path.basename(log_path)) + "\n")
         if self.verbose:
             print("  + " + line, flush=True)
-        with open(log_path, "wb") as lf:
+        with open(log_path, "wb") as lf, open(out_path or os.devnull, "wb") as of:
             try:
-                p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
+                p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=of if out_path else lf,
+                                   stderr=lf if out_path else subprocess.STDOUT,
                                    timeout=timeout, env=dict(os.environ, **env) if env else None, cwd=cwd)
                 rc = p.returncode
             except subprocess.TimeoutExpired:
@@ -850,7 +853,7 @@ def run_case(args, runner, case):
         # little: ldecod exits 0 on some damaged streams (a flipped bit, a cut at a slice's end).
         jdec = p("jm.yuv")
         jrc, jtext = runner.run(jm_command(args.jm, p("ours.264"), jdec), p("jm.log"), cmdfile, args.timeout,
-                                cwd=case_dir)
+                                cwd=case_dir, out_path=p("jm.out"))  # its errors: stderr, jm.log
         why = "exit %s: %s" % (jrc, _tail(jtext)) if jrc != 0 else recon_diff(jdec, p("recon.yuv"), w, h, nframes)
         if why:
             fails.append("JM failed on the patched stream: %s" % why)
@@ -943,12 +946,12 @@ def check_decode_jm(jm, stream, fsize, want, nframes, timeout):
     with tempfile.TemporaryDirectory(prefix="gpuec-jm.") as tmp:
         out = os.path.join(tmp, "jm.yuv")
         try:
-            r = subprocess.run(jm_command(jm, stream, out), cwd=tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, timeout=timeout)
+            r = subprocess.run(jm_command(jm, stream, out), cwd=tmp, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, timeout=timeout)
         except subprocess.TimeoutExpired:
             return "JM timed out after %d s" % timeout
         if r.returncode != 0:
-            return "JM failed (exit %d): %s" % (r.returncode, _tail(r.stdout.decode("utf-8", "replace")))
+            return "JM failed (exit %d): %s" % (r.returncode, _tail(r.stderr.decode("utf-8", "replace")))
         decoded = b""
         if os.path.isfile(out):
             with open(out, "rb") as f:

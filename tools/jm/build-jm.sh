@@ -64,6 +64,17 @@ if [ ! -f "$build/source/.gpuec-source-ok" ] || [ "$(cat "$build/source/.gpuec-s
 fi
 root=$(jm_root "$build/source")
 [ -n "$root" ] || no_tree
+# JM 19.0 decodes at most MAX_NUM_SLICES = 50 slices a picture (ldecod/inc/defines.h; more: error 200, "Maximum
+# number of supported slices exceeded"), fewer than the e2e matrices' --slice-max-mbs 37 gives at 720p (98) and
+# 1080p (221). The limit sizes two arrays of each picture (and, for field pictures, lists per slice) and changes
+# no decoding: the copy here gets at least 1024.
+max_slices=1024
+defines="$root/ldecod/inc/defines.h"
+slices=$(sed -n 's/^#define MAX_NUM_SLICES[[:space:]]*\([0-9]*\).*/\1/p' "$defines" 2>/dev/null | head -1)
+if [ -n "$slices" ] && [ "$slices" -lt $max_slices ]; then
+  log "MAX_NUM_SLICES $slices -> $max_slices ($defines)"
+  sed -i "s/^#define MAX_NUM_SLICES[[:space:]].*/#define MAX_NUM_SLICES $max_slices/" "$defines"
+fi
 
 # ---- 2. make, with the build line of ../shared/tools/MANIFEST.tsv: JM 19.0 defines globals in its headers
 #      (ColorComponent, ...), which gcc >= 10 links only with -fcommon ----

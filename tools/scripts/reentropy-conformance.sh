@@ -75,7 +75,7 @@ while IFS=$'\t' read -r file _ sha _ _ _ _ _ frames _ _ yuv_md5 _; do
     fi
     if [ -z "$why" ] && [ -n "$jm" ]; then
       (cd "$work" && "$jm" "${jm_cfg[@]}" -p InputFile="$out" -p OutputFile="$work/dec.yuv" -p RefFile=/nonexistent \
-        -p WriteUV=1 -p FileFormat=0 -p ConcealMode=0 -p DecFrmNum=0 -p Silent=1 >"$work/jm.log" 2>&1)
+        -p WriteUV=1 -p FileFormat=0 -p ConcealMode=0 -p DecFrmNum=0 -p Silent=1 >"$work/jm.out" 2>"$work/jm.log")
       why=$(decode_check JM $? "$work/jm.log")
     fi
   fi
