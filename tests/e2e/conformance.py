@@ -6,8 +6,9 @@ For every case of the acceptance matrix (tests/e2e/matrix.tsv) it
   2. encodes it with stock x264 and with patched x264 (+ --gpu-entropy BACKEND --dump-yuv),
      both passes for 2-pass cases, each encoder with its own stats file,
   3. compares the two streams (and pass-1 streams and stats files) byte for byte,
-  4. decodes the patched stream with FFmpeg (-err_detect explode -xerror) and compares the
-     frames with x264's own reconstruction (--dump-yuv),
+  4. decodes the patched stream with FFmpeg (-err_detect explode -xerror) and, with --jm, with JM's
+     ldecod (the reference decoder), and compares each decoder's frames with x264's own
+     reconstruction (--dump-yuv),
   5. checks the "gpu-entropy:" log lines of the patched encoder against the case's expectation
      (stage | fallback | reject).
 Python 3 standard library only. See tests/e2e/conformance.md.
@@ -24,6 +25,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -485,6 +487,34 @@ def _frames(size, fsize):
                                                               % (size / fsize, size))
 
 
+def recon_diff(dec, recon, w, h, nframes):
+    """Why the decoded yuv420p file DEC is not x264's reconstruction RECON of the clip's NFRAMES frames; None
+    when it is."""
+    if not os.path.isfile(recon):
+        return "patched x264 wrote no --dump-yuv file"
+    if not os.path.isfile(dec):
+        return "the decoder wrote no frames"
+    dd = describe_yuv_diff(dec, recon, w, h)
+    if dd:
+        return "decoded frames differ from --dump-yuv: " + dd
+    fsize = w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
+    if os.path.getsize(dec) != nframes * fsize:
+        return "decoded %s frames, the clip has %d" % (_frames(os.path.getsize(dec), fsize), nframes)
+    return None
+
+
+def jm_command(jm, stream, out):
+    """JM's ldecod decoding the Annex-B STREAM into OUT (cropped 4:2:0, display order), with the decoder.cfg
+    beside the program when there is one (JM's bin/ and BUILD/tools/jm/ keep it there) and the settings that
+    matter given on the command line. ldecod writes log.dec and dataDec.txt into its working folder."""
+    cfg = os.path.join(os.path.dirname(jm), "decoder.cfg")
+    argv = [jm] + (["-d", cfg] if os.path.isfile(cfg) else [])
+    for setting in ("InputFile=" + stream, "OutputFile=" + out, "RefFile=/nonexistent", "WriteUV=1", "FileFormat=0",
+                    "ConcealMode=0", "DecFrmNum=0", "Silent=1"):
+        argv += ["-p", setting]
+    return argv
+
+
 # --------------------------------------------------------------------------------------------
 # Logs
 # --------------------------------------------------------------------------------------------
@@ -590,19 +620,22 @@ class Runner:
         self.args = args
         self.verbose = args.verbose
 
-    def run(self, argv, log_path, cmdfile, timeout, env=None):
-        """Run a command, stderr (and stdout) to log_path, with `env` (a dict) added to the environment.
-        Returns (rc, stderr text)."""
+    def run(self, argv, log_path, cmdfile, timeout, env=None, cwd=None, out_path=None):
+        """Run a command, stderr (and stdout, unless out_path is given) to log_path, with `env` (a dict) added to
+        the environment, in the folder `cwd` (default: the harness's). Returns (rc, stderr text)."""
         line = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in (env or {}).items()) + (" " if env else "")
         line += shlex.join(argv)
+        if out_path:
+            line += " > " + shlex.quote(os.path.basename(out_path))
         with open(cmdfile, "a") as cf:
             cf.write(line + " 2> " + shlex.quote(os.path.basename(log_path)) + "\n")
         if self.verbose:
             print("  + " + line, flush=True)
-        with open(log_path, "wb") as lf:
+        with open(log_path, "wb") as lf, open(out_path or os.devnull, "wb") as of:
             try:
-                p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
-                                   timeout=timeout, env=dict(os.environ, **env) if env else None)
+                p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=of if out_path else lf,
+                                   stderr=lf if out_path else subprocess.STDOUT,
+                                   timeout=timeout, env=dict(os.environ, **env) if env else None, cwd=cwd)
                 rc = p.returncode
             except subprocess.TimeoutExpired:
                 rc = "timeout after %ds" % timeout
@@ -781,7 +814,8 @@ def run_case(args, runner, case):
             size = os.path.getsize(ours_out)
             notes.append("%d bytes" % size)
 
-    if case.expect != "reject" and not any("x264 failed" in f for f in fails) and args.decode_later:
+    encoded = case.expect != "reject" and not any("x264 failed" in f for f in fails)
+    if encoded and args.decode_later:
         # No decoder on this machine: keep the stream and the reconstruction's frame digests for
         # --check-decodes on a machine that has FFmpeg.
         if not os.path.isfile(p("recon.yuv")):
@@ -798,7 +832,7 @@ def run_case(args, runner, case):
                         break
                     out.write(hashlib.md5(fr).hexdigest() + "\n")
             notes.append("decode deferred (--decode-later)")
-    elif case.expect != "reject" and not any("x264 failed" in f for f in fails):
+    elif encoded:
         # Decode the patched stream and compare with x264's own reconstruction.
         dec = p("dec.yuv")
         fcmd = [args.ffmpeg, "-nostdin", "-hide_banner", "-v", "error", "-err_detect", "explode", "-xerror",
@@ -809,17 +843,24 @@ def run_case(args, runner, case):
             fails.append("FFmpeg rejected the patched stream (exit %s): %s" % (frc, _tail(ftext)))
         elif ftext.strip():
             fails.append("FFmpeg reported: %s" % _tail(ftext))
-        elif not os.path.isfile(p("recon.yuv")):
-            fails.append("patched x264 wrote no --dump-yuv file")
         else:
-            fsize = w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
-            dd = describe_yuv_diff(dec, p("recon.yuv"), w, h)
-            if dd:
-                fails.append("decoded frames differ from --dump-yuv: " + dd)
-            elif os.path.getsize(dec) != nframes * fsize:
-                fails.append("decoded %s frames, the clip has %d" % (_frames(os.path.getsize(dec), fsize), nframes))
+            why = recon_diff(dec, p("recon.yuv"), w, h, nframes)
+            if why:
+                fails.append(why)
 
-    if args.reentropy and case.expect != "reject" and not any("x264 failed" in f for f in fails):
+    if encoded and args.jm:
+        # The reference decoder (issue 16) must give x264's reconstruction too. Its exit status alone proves
+        # little: ldecod exits 0 on some damaged streams (a flipped bit, a cut at a slice's end).
+        jdec = p("jm.yuv")
+        jrc, jtext = runner.run(jm_command(args.jm, p("ours.264"), jdec), p("jm.log"), cmdfile, args.timeout,
+                                cwd=case_dir, out_path=p("jm.out"))  # its errors: stderr, jm.log
+        why = "exit %s: %s" % (jrc, _tail(jtext)) if jrc != 0 else recon_diff(jdec, p("recon.yuv"), w, h, nframes)
+        if why:
+            fails.append("JM failed on the patched stream: %s" % why)
+        else:
+            notes.append("JM equals --dump-yuv")
+
+    if encoded and args.reentropy:
         # Compressed-domain re-entropy (issue 6): parsing the patched stream and coding its residual again
         # gives it back byte for byte.
         rcmd = [args.reentropy, "--check", "-q", "--backend", args.reentropy_backend, p("ours.264"), p("reentropy.264")]
@@ -844,11 +885,23 @@ def run_case(args, runner, case):
     return True, ", ".join(notes), []
 
 
+def frames_md5_diff(decoded, fsize, want, nframes):
+    """Why the frames of DECODED (bytes) are not the reconstruction's, given as the MD5s WANT; None when they are."""
+    got = [hashlib.md5(decoded[i:i + fsize]).hexdigest() for i in range(0, len(decoded) - fsize + 1, fsize)]
+    if len(got) != nframes or len(want) != nframes:
+        return "decoded %d frames, reconstruction has %d, the clip %d" % (len(got), len(want), nframes)
+    bad = [i for i in range(nframes) if got[i] != want[i]]
+    if bad:
+        return "decoded frame %d differs from --dump-yuv (%d frames differ)" % (bad[0], len(bad))
+    return None
+
+
 def check_decodes(args):
     """--check-decodes DIR: decode every DIR/<case>.264 kept by --decode-later with FFmpeg (errors are
-    fatal) and compare each frame with the reconstruction's digest."""
+    fatal) and, with --jm, with JM, and compare each frame with the reconstruction's digest."""
     try:
         ffmpeg = _need_exe(args.ffmpeg or "ffmpeg", "--ffmpeg")
+        jm = os.path.abspath(_need_exe(args.jm, "--jm")) if args.jm else None
     except SetupError as e:
         print("conformance.py: error: %s" % e, file=sys.stderr)
         return 2
@@ -872,23 +925,39 @@ def check_decodes(args):
                                 "yuv420p", "-fps_mode", "passthrough", "-"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, timeout=args.timeout)
             fsize = w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2)
-            got = [hashlib.md5(r.stdout[i:i + fsize]).hexdigest() for i in range(0, len(r.stdout) - fsize + 1, fsize)]
             if r.returncode != 0 or r.stderr.strip():
                 why = "FFmpeg rejected the stream (exit %d): %s" % (r.returncode, _tail(r.stderr.decode("utf-8", "replace")))
-            elif len(got) != nframes or len(want) != nframes:
-                why = "decoded %d frames, reconstruction has %d, the clip %d" % (len(got), len(want), nframes)
             else:
-                bad = [i for i in range(nframes) if got[i] != want[i]]
-                if bad:
-                    why = "decoded frame %d differs from --dump-yuv (%d frames differ)" % (bad[0], len(bad))
-        print("%s %s%s" % ("FAIL" if why else "PASS", name, ": " + why if why else ": decoder-clean, equals --dump-yuv"),
-              flush=True)
+                why = frames_md5_diff(r.stdout, fsize, want, nframes)
+        if why is None and jm:
+            why = check_decode_jm(jm, os.path.join(os.path.abspath(d), name + ".264"), fsize, want, nframes, args.timeout)
+        print("%s %s: %s" % ("FAIL" if why else "PASS", name,
+                             why or "decoder-clean, equals --dump-yuv" + (" (FFmpeg and JM)" if jm else "")), flush=True)
         if why:
             failed += 1
         else:
             passed += 1
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
+
+
+def check_decode_jm(jm, stream, fsize, want, nframes, timeout):
+    """--check-decodes with --jm: why JM's decode of STREAM is not the reconstruction (None when it is)."""
+    with tempfile.TemporaryDirectory(prefix="gpuec-jm.") as tmp:
+        out = os.path.join(tmp, "jm.yuv")
+        try:
+            r = subprocess.run(jm_command(jm, stream, out), cwd=tmp, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "JM timed out after %d s" % timeout
+        if r.returncode != 0:
+            return "JM failed (exit %d): %s" % (r.returncode, _tail(r.stderr.decode("utf-8", "replace")))
+        decoded = b""
+        if os.path.isfile(out):
+            with open(out, "rb") as f:
+                decoded = f.read()
+        why = frames_md5_diff(decoded, fsize, want, nframes)
+    return "JM: " + why if why else None
 
 
 def _set_pass(argv, n):
@@ -943,6 +1012,9 @@ def parse_args(argv):
     ap.add_argument("--keep", action="store_true", help="keep streams/yuv/stats of passing cases")
     ap.add_argument("--ffmpeg", default=None, help="ffmpeg binary (default: ffmpeg on PATH)")
     ap.add_argument("--backend", default="cpu", choices=BACKENDS, help="--gpu-entropy backend (default: cpu)")
+    ap.add_argument("--jm", default=None, metavar="LDECOD",
+                    help="also decode every patched stream with JM's ldecod (the reference decoder; its decoder.cfg is "
+                         "used when it lies beside it) and require x264's reconstruction (issue 16)")
     ap.add_argument("--reentropy", default=None, metavar="AVC_REENTROPY",
                     help="also check that avc-reentropy (issue 6) gives the patched stream back byte for byte")
     ap.add_argument("--reentropy-backend", default="cpu", choices=["cpu", "cuda", "auto"],
@@ -1005,6 +1077,8 @@ def main(argv=None):
         args.clip_tool = _need_exe(args.clip_tool, "--clip-tool")
         if args.reentropy:
             args.reentropy = _need_exe(args.reentropy, "--reentropy")
+        if args.jm:
+            args.jm = os.path.abspath(_need_exe(args.jm, "--jm"))  # ldecod runs in the case's folder
         if args.decode_later:
             args.decode_later = os.path.abspath(args.decode_later)
         else:
