@@ -996,6 +996,17 @@ def _stats_line_hint(a, b, suffix):
 # Main
 # --------------------------------------------------------------------------------------------
 
+def positive_int(text):
+    """argparse type: a whole number >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a whole number: %r" % text)
+    if v < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, not %d" % v)
+    return v
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         description="Conformance harness: stock x264 vs x264 with --gpu-entropy (see tests/e2e/conformance.md).")
@@ -1030,7 +1041,7 @@ def parse_args(argv):
                          "backend fails on purpose at its N-th frame part (from 0); stage cases then also require "
                          "exactly one warning that the CPU took over (the stream must still be identical)")
     ap.add_argument("--clip-cache", default=None, help="clip cache folder (default: WORK/clips)")
-    ap.add_argument("--timeout", type=int, default=600, help="limit per command in seconds (default: 600)")
+    ap.add_argument("--timeout", type=positive_int, default=600, help="limit per command in seconds (default: 600)")
     ap.add_argument("--stage-opt", default=None, metavar="STR",
                     help="DEVELOPMENT ONLY: options given to the patched encoder instead of "
                          "'--gpu-entropy BACKEND' (e.g. '' to test with two stock binaries); "
