@@ -4,7 +4,8 @@
 #      (the capture tests on a two-file subset there; plain on every capture first);
 #   2. tests/e2e/conformance.py --backend cuda over tests/e2e/matrix.tsv and tests/e2e/matrix-1080p.tsv with
 #      --decode-later: byte identity with stock x264 there, the streams and their --dump-yuv MD5s kept;
-#      with avc-reentropy in the bundle, every stream also re-coded by its cuda backend (issue 6);
+#      with avc-reentropy in the bundle, every stream also re-coded by its cuda backend (issue 6); with
+#      host/ldecod in the bundle, every stream also decoded by JM and compared with --dump-yuv (issue 16);
 #   3. --fail-at-frame 3 on three cases (one thread, --slices with threads, --sliced-threads): identical
 #      streams, exactly one warning;
 #   4. OUT/streams.md5: the MD5 of every kept stream. With --streams SET, the streams of one set (matrix:
@@ -71,6 +72,8 @@ fi
 
 C=(--stock "$H/x264-stock" --patched "$H/x264-patched" --clip-tool "$H/gpuec-clip" --clip-cache "$work/clips"
    --backend cuda)
+# Issue 16: every patched stream also decoded by JM's ldecod (must equal --dump-yuv), when the bundle has it.
+[ -x "$H/ldecod" ] && C+=(--jm "$H/ldecod")
 # Issue 6: every patched stream also through avc-reentropy's cuda backend, when the bundle has it.
 [ -x "$B/bin/avc-reentropy" ] && C+=(--reentropy "$B/bin/avc-reentropy" --reentropy-backend cuda)
 python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/m" --decode-later "$work/streams/matrix" \

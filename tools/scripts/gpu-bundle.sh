@@ -23,7 +23,8 @@ usage: tools/scripts/gpu-bundle.sh [--build-dir DIR] [--out DIR] [--data PATH]..
   --tools-build DIR  the build to take the host programs from (default: the --build-dir): those of
                      DIR/plugin/x264/{stock,patched,timed}/x264 and DIR/sequences/gpuec-clip that exist go
                      to OUT/host/x264-{stock,patched,timed} and OUT/host/gpuec-clip, with gpuec-clip's shared
-                     libraries other than the C and C++ runtime (libjpeg) in OUT/host/lib
+                     libraries other than the C and C++ runtime (libjpeg) in OUT/host/lib; JM's ldecod
+                     (DIR/tools/jm/ldecod and its decoder.cfg) to OUT/host/ when the build has it
   --ffmpeg FFMPEG    our ffmpeg (BUILD/plugin/ffmpeg/ffmpeg) to OUT/ffmpeg/, with tests/ffmpeg/ffmpeg_test.py,
                      its references and the clips its cases read (SHARED/sequences/foreman_{qcif,cif}.y4m.xz
                      to OUT/data/sequences; SHARED: GPUEC_SHARED_DIR, else the build's setting); run.sh runs
@@ -110,6 +111,13 @@ if [ -x "$clip" ]; then
   cp "$clip" "$out/host/gpuec-clip"
   host+=(gpuec-clip)
   copy_libs "$clip" "$out/host/lib"  # the C and C++ runtimes are there: the tests need them
+fi
+jm="$tools_build/tools/jm/ldecod"  # JM's reference decoder (issue 16): gpu-acceptance.sh decodes with it too
+if [ -x "$jm" ]; then
+  mkdir -p "$out/host"
+  cp "$jm" "$out/host/ldecod"
+  [ -f "$(dirname "$jm")/decoder.cfg" ] && cp "$(dirname "$jm")/decoder.cfg" "$out/host/decoder.cfg"
+  host+=(ldecod)
 fi
 [ -z "$ffmpeg" ] || host+=("ffmpeg (cases: $ffmpeg_cases)")
 echo "gpu-bundle: $(ls "$out/bin" | wc -l) programs${host[*]:+, host: ${host[*]}}, $(du -sh "$out" | cut -f1) in $out"
