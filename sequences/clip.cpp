@@ -637,7 +637,7 @@ long write_clip(const std::string& name, const GetOptions& options, const Sink& 
     const size_t us = name.find('_');
     const std::string kind = us == std::string::npos ? "" : name.substr(0, us);
     if (kind == "pan" || kind == "noise" || kind == "checkerboard")
-      throw Error(kExitUsage, "synthetic clip '" + name + "': bad size '" + name.substr(us + 1) +
+      throw Error(kExitData, "synthetic clip '" + name + "': bad size '" + name.substr(us + 1) +
                                   "' (qcif, cif, 4cif, 360p, 720p, 1080p, 2160p or WxH, even, 2..16384)");
     throw Error(kExitData, "unknown clip '" + name + "' (see gpuec-clip list)");
   }

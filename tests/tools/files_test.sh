@@ -157,7 +157,7 @@ expect 1 "avc-reentropy: no OUT"             -- "$tools/avc-reentropy" "$T/s.264
 stderr_has "no OUT given" "avc-reentropy: the message says OUT is missing"
 expect 1 "canny-eval: --tolerance without a value" -- "$tools/canny-eval" "$T/img.pgm" "$T/img.pgm" --tolerance
 expect 1 "gpuec-clip: --frames 0"            -- "$clip" get noise_qcif --frames 0 -o "$T/c/x"
-expect 1 "gpuec-clip: a bad synthetic size" -- "$clip" get pan_12x -o "$T/c/x"
+expect 2 "gpuec-clip: a bad synthetic size" -- "$clip" get pan_12x -o "$T/c/x"
 stderr_has "bad size '12x'" "gpuec-clip: the message names the bad size"
 GPUEC_SEQUENCES=$T/dir expect 2 "gpuec-clip: a derf clip not here" -- "$clip" get akiyo_cif -o "$T/c/x"
 if grep -q "akiyo_cif.y4m\[.xz\] and akiyo_cif.y4m" "$T/err"; then bad "gpuec-clip: one file named twice: $(cat "$T/err")"
