@@ -2,7 +2,8 @@
 // one gudcanny and gpuec-clip use. Plain: the input is the .y4m file (a memfd). With GPUEC_FUZZ_Y4M_XZ (target
 // y4m_xz): the input is compressed in-process with liblzma into a temporary NAME.y4m.xz, so the .xz path
 // (xz --robot --list, xz -dc) reads a mutated y4m. A refusal is a clip::Error with a message that starts with the
-// path; a clip that is read hands over its header, then a FRAME line and width x height x 3/2 bytes per frame.
+// path; a clip that is read hands over its header, then a FRAME line and the frame's 4:2:0 bytes (chroma planes
+// of odd sizes rounded up) per frame.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +24,8 @@ void read_clip(const std::string& path) {
     const gpuec::clip::LocalClip clip = gpuec::clip::probe_local_clip(path);
     if (clip.width < 1 || clip.height < 1) fuzz::broken("a clip of size " + std::to_string(clip.width) + "x" +
                                                         std::to_string(clip.height));
-    const size_t frame_bytes = size_t(clip.width) * size_t(clip.height) * 3 / 2;
+    const size_t frame_bytes = size_t(clip.width) * size_t(clip.height) +  // chroma: odd sizes round up
+                               2 * ((size_t(clip.width) + 1) / 2) * ((size_t(clip.height) + 1) / 2);
     long piece = 0;
     const long frames = gpuec::clip::copy_y4m(path, -1, [&](const void*, size_t size) {
       if (piece > 0 && piece % 2 == 0 && size != frame_bytes)
@@ -32,9 +34,6 @@ void read_clip(const std::string& path) {
     });
     if (piece != 1 + 2 * frames) fuzz::broken("copy_y4m handed over " + std::to_string(piece) + " pieces for " +
                                               std::to_string(frames) + " frames");
-    if (clip.frames >= 0 && frames != clip.frames)
-      fuzz::broken("probe_local_clip counted " + std::to_string(clip.frames) + " frames, copy_y4m read " +
-                   std::to_string(frames));
   } catch (const gpuec::clip::Error& e) {
     fuzz::check_refusal(e.what(), path);
   }
