@@ -1,7 +1,6 @@
 // gudcanny: GUD-Canny edge detection of one image (canny/canny.h) from the command line.
 // Options and exit codes: usage text below and canny/README.md ("gudcanny tool").
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

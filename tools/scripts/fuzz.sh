@@ -40,7 +40,8 @@ mkdir -p "$dir/corpus"
 rm -rf "$dir/seeds"
 seeds=$dir/seeds
 mkdir -p "$seeds"
-[ -d "tests/fuzz/seeds/$target" ] && cp "tests/fuzz/seeds/$target"/* "$seeds/" 2>/dev/null || true
+committed=tests/fuzz/seeds/${target%_xz}  # y4m_xz: the y4m seeds
+[ -d "$committed" ] && cp "$committed"/* "$seeds/" 2>/dev/null || true
 [ -d "tests/fuzz/regressions/$target" ] && cp "tests/fuzz/regressions/$target"/* "$seeds/" 2>/dev/null || true
 
 # Small clips from gpuec-clip: the y4m seeds, and the input of x264's streams and captures.
@@ -73,11 +74,12 @@ x264_seeds() {  # x264_seeds SUFFIX: stream (.264) or capture (.cap)
 
 max_len=()
 case $target in
-  avc_reentropy)  # the conformance streams cut to their first 64 KB, and x264's
+  avc_reentropy)  # the conformance streams cut to their first 16 KB, and x264's
     for f in "$shared"/conformance/*.264 "$shared"/conformance/*.jsv "$shared"/conformance/*.h264; do
-      [ -f "$f" ] && head -c 65536 "$f" >"$seeds/$(basename "$f")"
+      [ -f "$f" ] && head -c 16384 "$f" >"$seeds/$(basename "$f")"
     done
-    x264_seeds 264 ;;
+    x264_seeds 264
+    max_len=(-max_len=16384) ;;  # every input is parsed and re-coded twice: small ones give more runs
   gvle)  # small compressed files covering the shapes of the format, and their raw inputs (docs/fuzzing.md)
     raw=$seeds/raw
     mkdir -p "$raw"
