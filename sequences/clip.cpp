@@ -262,6 +262,14 @@ std::unique_ptr<std::vector<uint8_t>> decode_jpeg(std::FILE* f, const std::strin
   jpeg_create_decompress(&cinfo);
   jpeg_stdio_src(&cinfo, f);
   jpeg_read_header(&cinfo, TRUE);
+  // The header's size is checked before the RGB buffer is sized from it: a few hundred bytes can claim
+  // 65500 x 65500 (12 GB).
+  if (uint64_t(cinfo.image_width) * cinfo.image_height > uint64_t(kMaxPhotoPixels)) {
+    const std::string size = std::to_string(cinfo.image_width) + "x" + std::to_string(cinfo.image_height);
+    jpeg_destroy_decompress(&cinfo);
+    throw Error(kExitData, "cannot decode photo " + path + ": " + size + " is more than " +
+                               std::to_string(kMaxPhotoPixels) + " pixels");
+  }
   cinfo.out_color_space = JCS_RGB;
   cinfo.dct_method = JDCT_ISLOW;
   cinfo.do_fancy_upsampling = FALSE;

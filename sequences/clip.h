@@ -93,7 +93,9 @@ long copy_y4m(const std::string& path, long frames, const Sink& sink);
 
 // The luma plane of a JPEG file, W x H bytes (BT.601 limited range, the integer formula of the pan clips;
 // libjpeg-turbo with the accurate integer IDCT, so the same bytes on every machine). Throws Error(kExitData)
-// for a missing, truncated or corrupt file.
+// for a missing, truncated or corrupt file, and for one of more than kMaxPhotoPixels pixels (checked from the
+// header, before anything is allocated).
+constexpr long kMaxPhotoPixels = 1L << 26;  // 8192 x 8192; pan clips of 2160p need 3840 x 2160
 std::vector<uint8_t> jpeg_luma(const std::string& path, int* width, int* height);
 
 // Resolves a photo name for pan clips to a path ("" = kDefaultPhoto).

@@ -2,6 +2,7 @@
 #include "cavlc/capture.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -72,11 +73,11 @@ bool read_capture(const std::string& path, std::vector<CapturedSlice>& slices, s
     if (got != sizeof s.head) return r.fail("truncated slice header");
     const CaptureSliceHeader& h = s.head;
     if (h.tag != kCaptureSliceTag) return r.fail("bad slice tag");
-    const int64_t mbs = static_cast<int64_t>(h.mb_width) * h.mb_height;
-    if (h.mb_width == 0 || h.mb_height == 0 || h.mb_width > 1024 || h.mb_height > 1024 ||
-        h.first_mb < 0 || h.first_mb + static_cast<int64_t>(h.record_count) > mbs)
+    // The frame size is checked before it is multiplied (two u32 overflow int64), end_bit before it is rounded up.
+    if (h.mb_width == 0 || h.mb_height == 0 || h.mb_width > 1024 || h.mb_height > 1024 || h.first_mb < 0 ||
+        h.first_mb + static_cast<int64_t>(h.record_count) > static_cast<int64_t>(h.mb_width) * h.mb_height)
       return r.fail("slice " + std::to_string(h.slice_index) + ": bad frame size, first_mb or record count");
-    if ((h.start_bit & 7) || h.start_bit < 0 || h.end_bit < h.start_bit || h.out_bits < 0 ||
+    if ((h.start_bit & 7) || h.start_bit < 0 || h.end_bit < h.start_bit || h.end_bit > INT64_MAX - 7 || h.out_bits < 0 ||
         h.skeleton_bytes != static_cast<uint64_t>(((h.end_bit + 7) >> 3) - (h.start_bit >> 3)))
       return r.fail("slice " + std::to_string(h.slice_index) + ": inconsistent bit positions");
     r.offset += static_cast<long long>(sizeof s.head);

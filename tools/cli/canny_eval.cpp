@@ -22,13 +22,12 @@
 
 #include "cli.h"
 #include "files.h"
+#include "images.h"
 #include "json_string.h"
 
 namespace {
 
 constexpr int kExitOk = 0, kExitUsage = 1, kExitData = 2;
-constexpr long kMaxDim = 1 << 15;
-constexpr long long kMaxPixels = 1LL << 26;
 constexpr double kBsdsTolerance = 0.0075;  // BSDS500 bench: maxDist = 0.0075 x image diagonal
 constexpr double kMaxTolerancePx = 100.0;
 
@@ -66,126 +65,10 @@ const char kUsage[] =
     "(unreadable, truncated or corrupt file, unsupported format, maps of different sizes, unwritable JSON).\n";
 
 using cli::fail;
-
-struct Map {
-  int width = 0, height = 0;
-  std::vector<uint8_t> on;  // width * height, 1 = edge/boundary pixel
-};
-
-// ---------------------------------------------------------------- netpbm reading
-
-class Reader {
- public:
-  Reader(std::FILE* f, const std::string& path) : f_(f), what_(path + ": ") {}
-  int get() { return std::getc(f_); }
-  static bool space(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
-  // Skips whitespace and '#' comments; returns the first other byte (or EOF).
-  int skip(int c) {
-    for (;;) {
-      if (c == '#') {
-        while (c != EOF && c != '\n' && c != '\r') c = get();
-      } else if (space(c)) {
-        c = get();
-      } else {
-        return c;
-      }
-    }
-  }
-  // A decimal number of the header; *next receives the byte after it.
-  long number(const char* part, int* next) {
-    int c = skip(get());
-    if (c == EOF) fail(kExitData, what_ + "truncated header (no " + part + ")");
-    if (c < '0' || c > '9') fail(kExitData, what_ + "corrupt header (" + part + " is not a number)");
-    long v = 0;
-    while (c >= '0' && c <= '9') {
-      if (v > 100000000) fail(kExitData, what_ + "corrupt header (" + part + " too large)");
-      v = v * 10 + (c - '0');
-      c = get();
-    }
-    *next = c;
-    return v;
-  }
-  const std::string& what() const { return what_; }
-
- private:
-  std::FILE* f_;
-  std::string what_;
-};
+using images::Map;
 
 Map read_map(const std::string& path) {
-  const cli::File file = cli::open_for_reading(path, kExitData);
-  std::FILE* f = file.get();
-  Reader r(f, path);
-  const std::string& what = r.what();
-  const int m0 = r.get(), m1 = r.get();
-  if (m0 != 'P' || m1 < '1' || m1 > '6') fail(kExitData, what + "not a PBM/PGM file");
-  if (m1 == '3' || m1 == '6') fail(kExitData, what + "colour PPM (P" + std::string(1, char(m1)) + ") is not supported");
-  const bool pbm = (m1 == '1' || m1 == '4');
-  int c = 0;
-  const long w = r.number("width", &c);
-  const long h = r.number("height", &c);
-  long maxval = 1;
-  if (!pbm) {
-    maxval = r.number("maxval", &c);
-    if (maxval < 1 || maxval > 65535) fail(kExitData, what + "maxval " + std::to_string(maxval) + " outside 1..65535");
-  }
-  if (w < 1 || h < 1 || w > kMaxDim || h > kMaxDim || (long long)w * h > kMaxPixels)
-    fail(kExitData, what + "image size " + std::to_string(w) + "x" + std::to_string(h) + " not supported");
-  if (c == EOF) fail(kExitData, what + "truncated header");
-  if (!Reader::space(c)) fail(kExitData, what + "corrupt header (no whitespace before the raster)");
-  Map m;
-  m.width = int(w);
-  m.height = int(h);
-  const size_t n = size_t(w) * size_t(h);
-  m.on.assign(n, 0);
-  if (m1 == '1') {  // P1: '0'/'1' characters, whitespace optional between them
-    int ch = c;
-    for (size_t i = 0; i < n; ++i) {
-      ch = r.skip(r.get());
-      if (ch == EOF)
-        fail(kExitData, what + "truncated PBM raster (" + std::to_string(i) + " of " + std::to_string(n) + " pixels)");
-      if (ch != '0' && ch != '1') fail(kExitData, what + "corrupt P1 raster (byte '" + std::string(1, char(ch)) + "')");
-      m.on[i] = uint8_t(ch == '1');
-    }
-  } else if (m1 == '2') {  // P2: decimal numbers <= maxval
-    for (size_t i = 0; i < n; ++i) {
-      int ch = r.skip(r.get());
-      if (ch == EOF)
-        fail(kExitData, what + "truncated PGM raster (" + std::to_string(i) + " of " + std::to_string(n) + " pixels)");
-      if (ch < '0' || ch > '9') fail(kExitData, what + "corrupt P2 raster (not a number)");
-      long v = 0;
-      while (ch >= '0' && ch <= '9') {
-        v = v * 10 + (ch - '0');
-        if (v > maxval) fail(kExitData, what + "corrupt P2 raster (value above maxval)");
-        ch = r.get();
-      }
-      if (ch != EOF && !Reader::space(ch) && ch != '#') fail(kExitData, what + "corrupt P2 raster");
-      m.on[i] = uint8_t(v != 0);
-    }
-  } else if (m1 == '4') {  // P4: rows of ceil(w / 8) bytes, MSB first, 1 = black = boundary
-    const size_t row_bytes = (size_t(w) + 7) / 8;
-    std::vector<uint8_t> row(row_bytes);
-    for (long y = 0; y < h; ++y) {
-      const size_t got = std::fread(row.data(), 1, row_bytes, f);
-      if (got != row_bytes)
-        fail(kExitData, what + "truncated PBM raster (" + std::to_string(size_t(y) * row_bytes + got) + " of " +
-                            std::to_string(row_bytes * size_t(h)) + " bytes)");
-      for (long x = 0; x < w; ++x)
-        m.on[size_t(y) * size_t(w) + size_t(x)] = (row[size_t(x) >> 3] >> (7 - (x & 7))) & 1;
-    }
-  } else {  // P5: 1 byte per pixel (maxval < 256) or 2 bytes big-endian
-    const size_t bpp = maxval < 256 ? 1 : 2;
-    std::vector<uint8_t> raw(n * bpp);
-    const size_t got = std::fread(raw.data(), 1, raw.size(), f);
-    if (got != raw.size())
-      fail(kExitData, what + "truncated PGM raster (" + std::to_string(got) + " of " + std::to_string(raw.size()) + " bytes)");
-    for (size_t i = 0; i < n; ++i) {
-      const long v = bpp == 1 ? raw[i] : (long(raw[2 * i]) << 8 | raw[2 * i + 1]);
-      if (v > maxval) fail(kExitData, what + "corrupt PGM raster (value " + std::to_string(v) + " above maxval)");
-      m.on[i] = uint8_t(v != 0);
-    }
-  }
-  return m;
+  return images::read_map(cli::open_for_reading(path, kExitData).get(), path);
 }
 
 // ---------------------------------------------------------------- matching

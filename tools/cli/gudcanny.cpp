@@ -1,7 +1,6 @@
 // gudcanny: GUD-Canny edge detection of one image (canny/canny.h) from the command line.
 // Options and exit codes: usage text below and canny/README.md ("gudcanny tool").
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include "canny/canny.h"
 #include "cli.h"
 #include "files.h"
+#include "images.h"
 #include "json_string.h"
 #ifdef GPUEC_HAVE_CANNY_CUDA
 #include <cuda_runtime_api.h>
@@ -20,9 +20,6 @@
 #include "canny/canny_cuda.h"
 #endif
 #include "clip.h"  // gpuec_sequences: the y4m reader (probe_local_clip, copy_y4m)
-#ifdef GPUEC_HAVE_PNG
-#include <png.h>
-#endif
 
 namespace {
 
@@ -70,12 +67,9 @@ const char kUsage[] =
     "truncated or unsupported input, unwritable output, bad candidate file, backend not available).\n";
 
 using cli::fail;
-
-struct Image {
-  int width = 0, height = 0;
-  std::vector<uint8_t> pixels;  // width * height, row-major
-  std::string format;           // "pgm", "png", "y4m"
-};
+using images::check_size;
+using images::Image;
+using images::parse_hundredths;
 
 std::vector<uint8_t> read_prefix(const std::string& path, size_t n) {
   const cli::File f = cli::open_for_reading(path, kExitIo);
@@ -84,104 +78,12 @@ std::vector<uint8_t> read_prefix(const std::string& path, size_t n) {
   return buf;
 }
 
-void check_size(const std::string& path, long w, long h) {
-  if (w < 1 || h < 1 || w > canny::kMaxDim || h > canny::kMaxDim || int64_t(w) * h > canny::kMaxPixels)
-    fail(kExitIo, path + ": image size " + std::to_string(w) + "x" + std::to_string(h) +
-                      " not supported (width and height 1.." + std::to_string(canny::kMaxDim) + ", at most " +
-                      std::to_string(canny::kMaxPixels) + " pixels)");
-}
-
-// ---------------------------------------------------------------- PGM (P5)
-
-Image read_pgm(const std::string& path) {
-  const cli::File file = cli::open_for_reading(path, kExitIo);
-  std::FILE* f = file.get();
-  const std::string what = path + ": ";
-  char magic[2];
-  if (std::fread(magic, 1, 2, f) != 2 || magic[0] != 'P') fail(kExitIo, what + "not a PGM file");
-  if (magic[1] == '2') fail(kExitIo, what + "ASCII PGM (P2) is not supported: binary PGM (P5) only");
-  if (magic[1] != '5') fail(kExitIo, what + "not a binary PGM (P5) file (magic P" + std::string(1, magic[1]) + ")");
-  // Header: three decimal numbers separated by whitespace and '#' comments (to the end of the line), then
-  // exactly one whitespace byte before the raster.
-  long values[3];
-  int c = std::getc(f);
-  for (long& v : values) {
-    for (;;) {
-      if (c == '#') {
-        while (c != EOF && c != '\n' && c != '\r') c = std::getc(f);
-      } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
-        c = std::getc(f);
-      } else {
-        break;
-      }
-    }
-    if (c == EOF) fail(kExitIo, what + "truncated PGM header");
-    if (c < '0' || c > '9') fail(kExitIo, what + "corrupt PGM header (expected a number)");
-    v = 0;
-    while (c >= '0' && c <= '9') {
-      if (v > 100000000) fail(kExitIo, what + "corrupt PGM header (number too large)");
-      v = v * 10 + (c - '0');
-      c = std::getc(f);
-    }
-  }
-  if (c == EOF) fail(kExitIo, what + "truncated PGM header");
-  if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'))
-    fail(kExitIo, what + "corrupt PGM header (no whitespace after maxval)");
-  if (values[2] != 255)
-    fail(kExitIo, what + "maxval " + std::to_string(values[2]) +
-                      (values[2] > 255 ? " (16-bit PGM)" : "") + " is not supported: 8-bit PGM with maxval 255 only");
-  check_size(path, values[0], values[1]);
-  Image im;
-  im.width = int(values[0]);
-  im.height = int(values[1]);
-  im.format = "pgm";
-  im.pixels.resize(size_t(im.width) * im.height);
-  const size_t got = std::fread(im.pixels.data(), 1, im.pixels.size(), f);
-  if (got != im.pixels.size())
-    fail(kExitIo, what + "truncated PGM raster (" + std::to_string(got) + " of " + std::to_string(im.pixels.size()) +
-                      " bytes)");
-  return im;
-}
-
 void write_pgm(files::Output& out, int width, int height, const std::vector<uint8_t>& pixels) {
   const std::string head = "P5\n" + std::to_string(width) + " " + std::to_string(height) + "\n255\n";
   std::string why;
   if (!out.write(head.data(), head.size(), &why) || !out.write(pixels.data(), pixels.size(), &why))
     fail(kExitIo, why);
 }
-
-// ---------------------------------------------------------------- PNG (libpng simplified API)
-
-#ifdef GPUEC_HAVE_PNG
-Image read_png(const std::string& path) {
-  png_image png;
-  std::memset(&png, 0, sizeof png);
-  png.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_file(&png, path.c_str())) fail(kExitIo, path + ": bad PNG: " + png.message);
-  // Only 8-bit (or 1/2/4-bit) grayscale without alpha: libpng would otherwise convert colour to gray
-  // and 16-bit (treated as linear) to sRGB behind our back. Convert such files first.
-  if (png.format != PNG_FORMAT_GRAY) {
-    const bool linear = png.format & PNG_FORMAT_FLAG_LINEAR;
-    const bool colour = png.format & (PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_COLORMAP);
-    const bool alpha = png.format & PNG_FORMAT_FLAG_ALPHA;
-    png_image_free(&png);
-    fail(kExitIo, path + ": PNG " + std::string(colour ? "colour " : "") + (alpha ? "with alpha " : "") +
-                      (linear ? "16-bit " : "") + "is not supported: 8-bit grayscale PNG without alpha only");
-  }
-  check_size(path, long(png.width), long(png.height));
-  Image im;
-  im.width = int(png.width);
-  im.height = int(png.height);
-  im.format = "png";
-  im.pixels.resize(size_t(im.width) * im.height);
-  if (!png_image_finish_read(&png, nullptr, im.pixels.data(), im.width, nullptr)) {
-    std::string message = png.message;
-    png_image_free(&png);
-    fail(kExitIo, path + ": bad PNG: " + message);
-  }
-  return im;
-}
-#endif
 
 // ---------------------------------------------------------------- y4m (gpuec_sequences reader)
 
@@ -222,10 +124,10 @@ Image read_image(const std::string& path, long frame, bool frame_given) {
   if (head.size() >= 6 && head[0] == 0xFD && h.compare(1, 4, "7zXZ") == 0 && head[5] == 0)  // xz: .y4m.xz
     return read_y4m(path, frame);
   if (frame_given) fail(kExitUsage, "--frame applies to y4m input only");
-  if (head.size() >= 2 && head[0] == 'P') return read_pgm(path);
+  if (head.size() >= 2 && head[0] == 'P') return images::read_pgm(cli::open_for_reading(path, kExitIo).get(), path);
   if (head.size() >= 4 && head[0] == 0x89 && h.compare(1, 3, "PNG") == 0) {
 #ifdef GPUEC_HAVE_PNG
-    return read_png(path);
+    return images::read_png(cli::open_for_reading(path, kExitIo).get(), path);
 #else
     fail(kExitIo, path + ": PNG input is not available in this build (no libpng): convert it to PGM");
 #endif
@@ -236,58 +138,10 @@ Image read_image(const std::string& path, long frame, bool frame_given) {
 
 // ---------------------------------------------------------------- options
 
-// A decimal with exactly two decimals in [0.01, 1.00], in hundredths; -1 when malformed or out of range.
-int parse_hundredths(const std::string& s) {
-  if (s.size() != 4 || s[1] != '.' || s[0] < '0' || s[0] > '1') return -1;
-  for (int i : {2, 3})
-    if (s[i] < '0' || s[i] > '9') return -1;
-  const int v = (s[0] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
-  return (v >= 1 && v <= canny::kMaxThreshold) ? v : -1;
-}
-
 std::string decimal(int hundredths) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%d.%02d", hundredths / 100, hundredths % 100);
   return buf;
-}
-
-std::vector<canny::CandidatePair> read_candidates(const std::string& path) {
-  const cli::File file = cli::open_for_reading(path, kExitIo);
-  std::vector<canny::CandidatePair> pairs;
-  std::string line;
-  long number = 0;
-  bool eof = false;
-  while (!eof) {
-    line.clear();
-    int c;
-    while ((c = std::getc(file.get())) != EOF && c != '\n') line.push_back(char(c));
-    eof = (c == EOF);
-    if (eof && line.empty()) break;
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    size_t b = line.find_first_not_of(" \t");
-    if (b == std::string::npos || line[b] == '#') continue;
-    std::vector<std::string> tokens;
-    for (size_t i = b; i < line.size();) {
-      size_t e = line.find_first_of(" \t", i);
-      if (e == std::string::npos) e = line.size();
-      tokens.push_back(line.substr(i, e - i));
-      i = line.find_first_not_of(" \t", e);
-      if (i == std::string::npos) break;
-    }
-    const std::string where = path + ":" + std::to_string(number) + ": ";
-    if (tokens.size() != 2)
-      fail(kExitIo, where + "expected \"low high\" (two decimals each, e.g. \"0.05 0.20\"), got \"" + line + "\"");
-    const int low = parse_hundredths(tokens[0]), high = parse_hundredths(tokens[1]);
-    if (low < 0 || high < 0 || low >= high)
-      fail(kExitIo, where + "bad pair \"" + line + "\": need 0.01 <= low < high <= 1.00, two decimals each");
-    if (int(pairs.size()) == canny::kMaxCandidates)
-      fail(kExitIo, where + "more than " + std::to_string(canny::kMaxCandidates) + " pairs");
-    pairs.push_back({uint8_t(low), uint8_t(high)});
-  }
-  if (std::ferror(file.get())) fail(kExitIo, path + ": read error: " + std::strerror(errno));
-  if (pairs.empty()) fail(kExitIo, path + ": no candidate pairs");
-  return pairs;
 }
 
 struct Args {
@@ -465,7 +319,7 @@ int run(int argc, char** argv) {
   std::vector<canny::CandidatePair> cands;
   if (!a.fixed) {
     if (!a.candidates_file.empty()) {
-      cands = read_candidates(a.candidates_file);
+      cands = images::read_candidates(cli::open_for_reading(a.candidates_file, kExitIo).get(), a.candidates_file);
     } else {
       cands.resize(size_t(canny::make_candidate_set(a.step, nullptr, 0)));
       canny::make_candidate_set(a.step, cands.data(), int(cands.size()));

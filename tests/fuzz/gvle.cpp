@@ -1,5 +1,6 @@
 // libFuzzer target for the .gvle reader (vle/format.h) and, behind it, the decoder (vle/decode.h).
-// Not part of the CMake build: tools/scripts/fuzz-gvle.sh builds and runs it (docs/fuzzing.md).
+// Built by -DGPUEC_FUZZ=ON (fuzz_gvle) and replayed by CTest fuzz.gvle; tools/scripts/fuzz.sh gvle runs it
+// (docs/fuzzing.md).
 //
 // Each input is used three ways:
 //   1. decompressed as is: success must mean the output matches the content hash, failure must
