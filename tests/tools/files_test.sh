@@ -146,6 +146,14 @@ done
 "$clip" get noise_qcif --frames 2 -o - >"$T/c/to_stdout" 2>/dev/null
 cmp -s "$T/c/to_stdout" "$T/c/want" && ok "gpuec-clip: OUT '-' writes stdout" || bad "gpuec-clip: OUT '-'"
 
+# ---- avc-info (reads only) and gudcanny's two outputs
+expect 2 "avc-info: a directory" -- "$tools/avc-info" "$T/dir"
+stderr_has "is a directory" "avc-info: the message says 'is a directory'"
+[ -n "$stream" ] && { expect 0 "avc-info: IN '-' reads stdin" -- bash -c '"$0" -s - <"$1"' "$tools/avc-info" "$T/s.264"; }
+rm -f "$T/g.pgm"
+expect 2 "gudcanny: an unwritable --json" -- "$tools/gudcanny" -q --json "$T/no/such/dir/x.json" "$T/img.pgm" "$T/g.pgm"
+[ ! -e "$T/g.pgm" ] && ok "gudcanny: no OUT written when --json cannot be" || bad "gudcanny: OUT written before --json failed"
+
 # ---- missing option values and bad numbers
 expect 1 "gvle: -o without a value"          -- "$tools/gvle" compress -o
 expect 1 "gvle: --threads x"                 -- "$tools/gvle" decompress --threads x "$T/text.gvle"

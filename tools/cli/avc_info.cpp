@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
+#include "files.h"
 #include "avc/annexb.h"
 #include "avc/headers.h"
 #include "avc/slice_group.h"
@@ -43,17 +45,6 @@ const char kUsage[] =
     "\n"
     "exit codes: 0 ok; 1 usage error; 2 unreadable input, a stream that is damaged or not baseline CAVLC\n"
     "(the message names the NAL index, byte offset and the syntax element).\n";
-
-bool read_file(const char* path, std::vector<uint8_t>& out) {
-  std::FILE* f = std::strcmp(path, "-") == 0 ? stdin : std::fopen(path, "rb");
-  if (!f) return false;
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.insert(out.end(), buf, buf + n);
-  const bool ok = !std::ferror(f);
-  if (f != stdin) std::fclose(f);
-  return ok;
-}
 
 struct Summary {
   std::map<int, uint64_t> nal_types;
@@ -117,7 +108,7 @@ void print_pps(const avc::Pps& p) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   bool summary_only = false, keep_going = false;
   const char* path = nullptr;
   for (int i = 1; i < argc; ++i) {
@@ -144,8 +135,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   std::vector<uint8_t> data;
-  if (!read_file(path, data)) {
-    std::fprintf(stderr, "avc-info: %s: cannot read: %s\n", path, std::strerror(errno));
+  std::string why;
+  if (!files::read_all(path, &data, &why)) {  // tools/cli/files.h: the system's reason ("is a directory"...)
+    std::fprintf(stderr, "avc-info: %s\n", why.c_str());
     return kExitData;
   }
 
@@ -280,3 +272,6 @@ int main(int argc, char** argv) {
   }
   return kExitOk;
 }
+
+// No exception leaves the program: one message and the documented exit code (tools/cli/cli.h).
+int main(int argc, char** argv) { return cli::main_of("avc-info", run, argc, argv, kExitUsage, "(avc-info --help for usage)", kExitData); }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli.h"
 #include "files.h"
 #include "vle/decode.h"
 #include "vle/encode.h"
@@ -458,7 +459,7 @@ bool parse_uint(const std::string& s, unsigned long max, unsigned long* v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage_error("missing command (compress, decompress or bench)");
@@ -517,3 +518,6 @@ int main(int argc, char** argv) {
   }
   return run_compress(o, o.command == "decompress");
 }
+
+// No exception leaves the program: one message and the documented exit code (tools/cli/cli.h).
+int main(int argc, char** argv) { return cli::main_of("gvle", run, argc, argv, kExitUsage, "(gvle --help for usage)", kExitIo); }
