@@ -154,6 +154,14 @@ rm -f "$T/g.pgm"
 expect 2 "gudcanny: an unwritable --json" -- "$tools/gudcanny" -q --json "$T/no/such/dir/x.json" "$T/img.pgm" "$T/g.pgm"
 [ ! -e "$T/g.pgm" ] && ok "gudcanny: no OUT written when --json cannot be" || bad "gudcanny: OUT written before --json failed"
 
+# Read errors reported as such, not as empty input: --candidates DIR, stdin a directory.
+expect 2 "gudcanny: --candidates DIR" -- "$tools/gudcanny" --candidates "$T/dir" "$T/img.pgm" "$T/g.pgm"
+stderr_has "is a directory" "gudcanny: --candidates DIR: the message says 'is a directory'"
+if [ -n "$stream" ]; then
+  expect 2 "avc-reentropy: stdin a directory" -- bash -c '"$0" - "$1" <"$2"' "$tools/avc-reentropy" "$T/o.264" "$T/dir"
+  stderr_has "stdin: is a directory" "avc-reentropy: the message says stdin is a directory"
+fi
+
 # ---- missing option values and bad numbers
 expect 1 "gvle: -o without a value"          -- "$tools/gvle" compress -o
 expect 1 "gvle: --threads x"                 -- "$tools/gvle" decompress --threads x "$T/text.gvle"
