@@ -124,7 +124,6 @@ std::string stdin_as_path(std::string* err) {
     *err = reason("stdin (memfd_create)");
     return "";
   }
-  std::string why;
   if (!write_fd(fd, data.data(), data.size(), "stdin (a copy in memory)", err)) {
     close(fd);
     return "";
@@ -167,7 +166,8 @@ bool Output::open(const std::string& path, const Options& options, std::string* 
       *err = name_ + ": is a directory";
       return false;
     }
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (exists ? 0 : O_CREAT), 0666);
+    // Written in place, never created: a device, FIFO or /dev, /proc entry that is not there is an error.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0) {
       *err = reason(name_);
       return false;
