@@ -525,6 +525,7 @@ ON_RE = re.compile(r"^(cpu|cuda) stage on\b")
 CODED_RE = re.compile(r"^(cpu|cuda) stage coded (\d+) slices?, (\d+) macroblocks?\b")
 FALLBACK_RE = re.compile(r"^(.+); the stage is off, x264 writes the stream itself$")
 CUDA_FAILED_RE = re.compile(r"^the cuda backend failed \((.+)\); the cpu backend codes from here on")
+AUTO_OFF_RE = re.compile(r"^auto: no usable CUDA device \((.+)\); the stage is off, x264 writes the stream itself$")
 
 
 def log_lines(text):
@@ -566,6 +567,14 @@ def check_stage_log(text, expect, backend, fail_at=None):
         if len(failed) == 1:
             info = "cuda, fell back to cpu: %s" % CUDA_FAILED_RE.match(failed[0][1]).group(1)
         return errs, info
+    auto_off = [(lvl, m) for lvl, m in gpu if AUTO_OFF_RE.match(m)]
+    if expect == "stage" and backend == "auto" and auto_off:
+        # auto without a usable GPU at open: x264's own writer, said in one info line, nothing else
+        if len(auto_off) != 1 or auto_off[0][0] != "info" or len(gpu) != 1:
+            errs.append("auto without a GPU: expected exactly one info line 'gpu-entropy: auto: no usable CUDA device"
+                        " (...); the stage is off, x264 writes the stream itself' and no other gpu-entropy line,"
+                        " found %s" % gpu)
+        return errs, "auto: stage off (%s)" % AUTO_OFF_RE.match(auto_off[0][1]).group(1)
     if expect == "stage":
         if fb:
             errs.append("unexpected fallback: 'gpu-entropy: %s'" % fb[0][1])

@@ -162,7 +162,8 @@ TEST(StageFrame, CudaRequestWithoutGpuFallsBackWithANote) {
   st = gpuec_stage_create(4, 4, GPUEC_BACKEND_AUTO, 0, note, sizeof note);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
-  EXPECT_STREQ(note, "");  // auto without a GPU is not worth a warning
+  // auto says why it is not cuda (x264 then turns the stage off and writes the stream itself)
+  EXPECT_EQ(std::string(note).rfind("no usable CUDA device (", 0), 0u) << note;
   gpuec_stage_destroy(st);
 }
 
@@ -175,6 +176,17 @@ TEST(StageFrame, CudaDeviceIndexOutOfRangeIsANote) {
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
   EXPECT_NE(std::string(note).find("device"), std::string::npos) << note;
+  gpuec_stage_destroy(st);
+  // auto on a device that does not exist: the cpu with the reason; on a real one: cuda, no note
+  st = gpuec_stage_create(4, 4, GPUEC_BACKEND_AUTO, n, note, sizeof note);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
+  EXPECT_EQ(std::string(note).rfind("no usable CUDA device (", 0), 0u) << note;
+  gpuec_stage_destroy(st);
+  st = gpuec_stage_create(4, 4, GPUEC_BACKEND_AUTO, 0, note, sizeof note);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CUDA);
+  EXPECT_STREQ(note, "");
   gpuec_stage_destroy(st);
 }
 

@@ -207,6 +207,8 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
       coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
     if (!coder && asked == gpu::Backend::kCuda)
       set_note(note, note_size, ("cuda backend unavailable (" + why + "); using the cpu backend").c_str());
+    else if (!coder)  // auto: why the cpu backend (x264 then keeps its own writer: the encoder's choice)
+      set_note(note, note_size, ("no usable CUDA device (" + why + ")").c_str());
   }
   if (!coder) coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, mb_width, mb_height, 0, &why);
   if (!coder) {

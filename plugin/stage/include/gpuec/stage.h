@@ -63,10 +63,15 @@ enum gpuec_error {
 typedef struct gpuec_stage gpuec_stage;
 
 /* Creates a stage for frames of mb_width x mb_height macroblocks (4:2:0, 8-bit). `backend` is the one
- * asked for; the stage may use another (CUDA asked but unavailable: CPU; AUTO: CUDA when a device is
- * usable, else CPU without a note), see gpuec_stage_backend() and the note written to `note` (may be
- * NULL; always NUL-terminated when note_size > 0; empty when the request was met). `device` is the CUDA
- * device index (0: the first). Returns NULL on failure, with the reason in `note`. */
+ * asked for; the stage may use another, see gpuec_stage_backend() and the note written to `note` (may be
+ * NULL; always NUL-terminated when note_size > 0):
+ *   CPU:  the CPU; the note is empty.
+ *   CUDA: the CUDA backend, note empty; when no device is usable, the CPU with the note
+ *         "cuda backend unavailable (<reason>); using the cpu backend".
+ *   AUTO: the CUDA backend when a device is usable (note empty), else the CPU with the note
+ *         "no usable CUDA device (<reason>)". x264 then closes the stage and keeps its own writer, which
+ *         is faster than the CPU stage (it writes the residual in place).
+ * `device` is the CUDA device index (0: the first). Returns NULL on failure, with the reason in `note`. */
 gpuec_stage *gpuec_stage_create(int mb_width, int mb_height, int backend, int device, char *note,
                                 size_t note_size);
 void gpuec_stage_destroy(gpuec_stage *stage);
