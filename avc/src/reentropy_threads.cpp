@@ -75,7 +75,8 @@ class Driver {
  private:
   struct Task {
     Batch* batch;
-    size_t job;  // SIZE_MAX: code the batch
+    SliceJob* job;  // nullptr: code the batch. A pointer, not an index: the dispatching thread may grow
+                    // b.jobs (deque::emplace_back moves its map) while a worker parses
   };
   struct Item {  // an output piece in stream order: a NAL copied as it is, or a slice of a batch
     uint64_t begin, end;
@@ -86,7 +87,7 @@ class Driver {
   void start_workers(int n);
   void stop_workers();
   void worker();
-  void parse(Batch& b, size_t j, PictureContext& pic);
+  void parse(Batch& b, SliceJob& job, PictureContext& pic);
   void code(Batch& b);
 
   bool configure(Batch& b, int width, int pic_mbs);
@@ -149,16 +150,15 @@ void Driver::worker() {
     const Task t = tasks_.front();
     tasks_.pop_front();
     l.unlock();
-    if (t.job == SIZE_MAX)
+    if (!t.job)
       code(*t.batch);
     else
-      parse(*t.batch, t.job, pic);
+      parse(*t.batch, *t.job, pic);
     l.lock();
   }
 }
 
-void Driver::parse(Batch& b, size_t j, PictureContext& pic) {
-  SliceJob& job = b.jobs[j];
+void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
   bool ok = !failed();
   if (ok) {
     if (pic.n_mbs != b.pic_mbs || pic.mb_width != b.width) pic.reset(b.width, b.pic_mbs);
@@ -291,7 +291,7 @@ void Driver::close() {
   {
     std::lock_guard<std::mutex> l(mu_);
     b->closed = true;
-    if (b->parsing == 0) tasks_.push_back(Task{b, SIZE_MAX});
+    if (b->parsing == 0) tasks_.push_back(Task{b, nullptr});
   }
   work_cv_.notify_one();
 }
@@ -408,7 +408,7 @@ bool Driver::dispatch(int32_t last_allowed) {
     std::lock_guard<std::mutex> l(mu_);
     ++b->parsing;
     ++parsing_total_;
-    tasks_.push_back(Task{b, j});
+    tasks_.push_back(Task{b, &job});
   }
   work_cv_.notify_one();
   return true;
