@@ -117,6 +117,7 @@ class Driver {
   SliceJob pending_;
   const NalUnit* pending_unit_ = nullptr;
   int32_t next_uid_ = 0;
+  int64_t slice_nals_ = 0;  // slice NAL units in the stream
   SliceGroupMap groups_;  // the current picture's; changed only while no slice is being parsed
 
   std::mutex mu_;
@@ -257,9 +258,12 @@ void Driver::code(Batch& b) {
 }
 
 bool Driver::configure(Batch& b, int width, int pic_mbs) {
+  // A band holds at least one slice: no more bands than the stream has slices (a short stream's coders,
+  // their pinned and device memory, stay small; each process pays their allocation).
   const int bands = backend_ == gpu::Backend::kCpu
                         ? 1
-                        : std::max(1, std::min(opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs));
+                        : int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs,
+                                                                       slice_nals_})));
   if (!b.coder || b.width != width || b.pic_mbs != pic_mbs || b.bands != bands) {
     b.coder.reset();
     std::string why;
@@ -417,6 +421,7 @@ bool Driver::dispatch(int32_t last_allowed) {
 bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, ReentropyStats& st) {
   out_ = &out;
   st_ = &st;
+  for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
   {
     std::string why;
     const std::unique_ptr<cavlc::FrameCoder> probe = cavlc::FrameCoder::create(opt_.backend, 1, 1, opt_.device, &why);
