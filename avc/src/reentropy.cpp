@@ -12,6 +12,7 @@
 #include "avc/slice_group.h"
 #include "avc/recoder.h"
 #include "cavlc/mb.h"
+#include "reentropy_threads.h"
 
 namespace avc {
 
@@ -37,6 +38,15 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   std::vector<NalUnit> nals;
   if (!split_annexb(data, size, nals, err)) return false;
   out.reserve(size + size / 16 + 64);
+  if (!recoder && !edit && opt.threads > 1) {
+    if (reentropy_threaded(data, size, nals, out, st, opt)) {
+      st.threaded = true;
+      if (stats) *stats = st;
+      return true;
+    }
+    out.clear();  // the sequential path below gives the error (or the output) exactly
+    st = ReentropyStats();
+  }
   std::string why;
   std::unique_ptr<SliceRecoder> own;
   if (!recoder) {

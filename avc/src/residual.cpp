@@ -322,7 +322,7 @@ int decode_residual_block(BitReader& br, int nC, int max_num_coeff, int16_t* coe
 }
 
 int decode_mb_residual(BitReader& br, gpuec_mb_kind kind, unsigned cbp, const ResidualNeighbours& nb,
-                       gpuec_mb& rec, cavlc::MbTotals& totals, ResidualBlockRef* failed) {
+                       gpuec_mb& rec, cavlc::MbTotals& totals, ResidualBlockRef* failed, uint8_t* dc_totals) {
   const unsigned cbp_luma = cbp & 15, cbp_chroma = cbp >> 4;
   const bool i16 = kind == GPUEC_MB_I16x16;
   if ((kind != GPUEC_MB_NORMAL && !i16) || cbp_chroma > 2 || (i16 && cbp_luma != 0 && cbp_luma != 15)) {
@@ -337,6 +337,9 @@ int decode_mb_residual(BitReader& br, gpuec_mb_kind kind, unsigned cbp, const Re
   rec.cbp = static_cast<uint8_t>(cbp);
   rec.coef_order = GPUEC_COEF_SCAN;
   totals = cavlc::MbTotals{};
+  uint8_t dc_unused[3];
+  uint8_t* const dc = dc_totals ? dc_totals : dc_unused;
+  dc[0] = dc[1] = dc[2] = 0;
 
   // nC of the luma block at raster (x, y) and of chroma AC block (x, y) of component ch (9.2.1): blocks
   // of this macroblock decoded so far (totals), or of the neighbouring macroblocks.
@@ -370,7 +373,9 @@ int decode_mb_residual(BitReader& br, gpuec_mb_kind kind, unsigned cbp, const Re
   };
 
   if (i16) {
-    if (block(cavlc::kLumaDC, 0, luma_nc(0, 0), 16, cf.luma_dc) < 0) goto fail;
+    const int n_dc = block(cavlc::kLumaDC, 0, luma_nc(0, 0), 16, cf.luma_dc);
+    if (n_dc < 0) goto fail;
+    dc[0] = static_cast<uint8_t>(n_dc);
     if (cbp_luma)
       for (int b = 0; b < 16; ++b) {
         const int r = kBlkToRaster[b];
@@ -391,8 +396,11 @@ int decode_mb_residual(BitReader& br, gpuec_mb_kind kind, unsigned cbp, const Re
     }
   }
   if (cbp_chroma) {
-    if (block(cavlc::kChromaDC, 0, -1, 4, cf.chroma_dc[0]) < 0) goto fail;
-    if (block(cavlc::kChromaDC, 1, -1, 4, cf.chroma_dc[1]) < 0) goto fail;
+    for (int ch = 0; ch < 2; ++ch) {
+      const int n = block(cavlc::kChromaDC, ch, -1, 4, cf.chroma_dc[ch]);
+      if (n < 0) goto fail;
+      dc[1 + ch] = static_cast<uint8_t>(n);
+    }
   }
   if (cbp_chroma == 2)
     for (int ch = 0; ch < 2; ++ch)

@@ -146,10 +146,13 @@ uint32_t next_mb_address(const uint8_t* map, uint32_t size, uint32_t n) {
   return i;
 }
 
-bool SliceGroupMap::update(const Sps& sps, const Pps& pps, uint32_t cycle, uint64_t generation) {
+bool SliceGroupMap::current(const Sps& sps, const Pps& pps, uint32_t cycle, uint64_t generation) const {
   const bool uses_cycle = pps.num_slice_groups > 1 && pps.slice_group_map_type >= 3 && pps.slice_group_map_type <= 5;
-  if (valid_ && sps_ == &sps && pps_ == &pps && generation_ == generation && (!uses_cycle || cycle_ == cycle))
-    return false;
+  return valid_ && sps_ == &sps && pps_ == &pps && generation_ == generation && (!uses_cycle || cycle_ == cycle);
+}
+
+bool SliceGroupMap::update(const Sps& sps, const Pps& pps, uint32_t cycle, uint64_t generation) {
+  if (current(sps, pps, cycle, generation)) return false;
   size_ = sps.pic_size_in_mbs();
   map_.resize(size_);
   next_.resize(size_);

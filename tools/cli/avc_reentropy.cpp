@@ -2,6 +2,7 @@
 // Every slice is parsed to its macroblock records and skeleton, its residual is coded again by the entropy
 // stage, and the stream is written back; for a stream coded and escaped as the standard prescribes the
 // output equals the input byte for byte.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "avc/reentropy.h"
@@ -22,6 +24,11 @@ namespace {
 
 constexpr int kExitOk = 0, kExitUsage = 1, kExitInput = 2, kExitDiffers = 3;
 constexpr char kHint[] = "(avc-reentropy --help for usage)";
+
+unsigned default_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n ? n : 1;
+}
 
 void usage(FILE* f) {
   std::fprintf(f,
@@ -45,44 +52,56 @@ void usage(FILE* f) {
                "  --device N          CUDA device ordinal (cuda; default 0).\n"
                "  --batch-mbs N       macroblocks re-coded per batch (default 65536: max(1, N / picture size)\n"
                "                      pictures per submission).\n"
+               "  --threads N         threads that parse slices and code batches (default: the number of cores,\n"
+               "                      here %u; 1: parse and code on one thread). Every N writes the same bytes.\n"
+               "  --stats             one more stderr line, also with -q: avc-reentropy-stats: in_bytes= macroblocks=\n"
+               "                      seconds= in_MB_per_s= mb_per_s= threads= backend= threaded= (read to write;\n"
+               "                      threaded=0: the stream went to the one-thread path).\n"
                "  --check             exit 3 when OUT differs from IN (it does when IN was not coded or escaped\n"
                "                      as the standard prescribes; the summary says where).\n"
                "  -q, --quiet         no summary line on stderr (errors are still printed).\n"
                "  -h, --help          this text.\n"
                "\n"
                "The summary (stderr) gives NAL units, pictures, slices (redundant ones), macroblocks, the residual\n"
-               "bits re-coded and the time of the whole run (reading, parsing, re-coding, writing) in MB/s; the\n"
-               "re-coding alone is measured by reentropy-bench (docs/benchmarks.md).\n"
+               "bits re-coded and the time of the whole run, read to write (reading IN, parsing, re-coding, writing\n"
+               "OUT), as input MB/s and millions of macroblocks per second; the re-coding alone is measured by\n"
+               "reentropy-bench, the whole tool by tools/bench/bench-reentropy-tool.sh (docs/benchmarks.md).\n"
                "\n"
                "exit codes: 0 ok; 1 usage error; 2 input/output error, a stream that is not baseline CAVLC or is\n"
                "damaged (the message names the NAL unit, its byte offset and the macroblock), or a backend that\n"
-               "is not available or failed; 3 with --check, the output differs from the input.\n");
+               "is not available or failed; 3 with --check, the output differs from the input.\n",
+               default_threads());
 }
 
 int run(int argc, char** argv) {
   std::string backend = "cpu", in_path, out_path;
   avc::RecoderOptions opt;
-  bool check = false, quiet = false;
+  bool check = false, quiet = false, stats = false;
+  opt.threads = int(std::min(default_threads(), 1024u));
   std::vector<std::string> pos;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       usage(stdout);
       return kExitOk;
-    } else if ((a == "--backend" || a == "--device" || a == "--batch-mbs") && i + 1 >= argc) {
+    } else if ((a == "--backend" || a == "--device" || a == "--batch-mbs" || a == "--threads") && i + 1 >= argc) {
       std::fprintf(stderr, "avc-reentropy: %s needs a value\n%s\n", a.c_str(), kHint);
       return kExitUsage;
     } else if (a == "--backend") {
       backend = argv[++i];
-    } else if (a == "--device" || a == "--batch-mbs") {
+    } else if (a == "--device" || a == "--batch-mbs" || a == "--threads") {
       char* end = nullptr;
       errno = 0;
       const long v = std::strtol(argv[++i], &end, 10);
-      if (errno || !end || *end || v < (a == "--device" ? 0 : 1) || v > (1L << 22)) {
-        std::fprintf(stderr, "avc-reentropy: %s '%s': not a number in range\n", a.c_str(), argv[i]);
+      const long hi = a == "--threads" ? 1024 : (1L << 22);
+      if (errno || !end || *end || end == argv[i] || v < (a == "--device" ? 0 : 1) || v > hi) {
+        std::fprintf(stderr, "avc-reentropy: %s '%s': not a number in range (%s..%ld)\n%s\n", a.c_str(), argv[i],
+                     a == "--device" ? "0" : "1", hi, kHint);
         return kExitUsage;
       }
-      (a == "--device" ? opt.device : opt.batch_mbs) = static_cast<int>(v);
+      (a == "--device" ? opt.device : a == "--threads" ? opt.threads : opt.batch_mbs) = static_cast<int>(v);
+    } else if (a == "--stats") {
+      stats = true;
     } else if (a == "--check") {
       check = true;
     } else if (a == "-q" || a == "--quiet") {
@@ -108,39 +127,47 @@ int run(int argc, char** argv) {
   out_path = pos[1];
   std::vector<uint8_t> in, out;
   std::string why;
+  const auto t0 = std::chrono::steady_clock::now();
   if (!files::read_all(in_path, &in, &why)) {
     std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
     return kExitInput;
   }
-  const auto t0 = std::chrono::steady_clock::now();
   avc::Error err;
   avc::ReentropyStats st;
   if (!avc::reentropy_stream(in.data(), in.size(), out, &st, err, nullptr, opt)) {
     std::fprintf(stderr, "avc-reentropy: %s: %s\n", in_path.c_str(), err.describe().c_str());
     return kExitInput;
   }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   files::Output o;
   if (!o.open(out_path, files::Output::Options{true, {in_path}}, &why) || !o.write(out.data(), out.size(), &why) ||
       !o.commit(&why)) {
     std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
     return kExitInput;
   }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double in_mb_s = s > 0 ? double(in.size()) / s / 1e6 : 0.0, mbs_s = s > 0 ? double(st.macroblocks) / s : 0.0;
   const bool same = out == in;
   if (!quiet)
     std::fprintf(stderr,
                  "avc-reentropy: %s: %lld NAL units, %lld pictures, %lld slices (%lld redundant), %lld macroblocks "
-                 "(%lld not skipped), %lld residual bits; %s; %.3f s, %.2f M MB/s (%s)%s%s\n",
+                 "(%lld not skipped), %lld residual bits; %s; read to write %.3f s, %.1f MB/s in, %.2f M macroblocks/s "
+                 "(%s, %d threads)%s%s\n",
                  in_path.c_str(), static_cast<long long>(st.nal_units), static_cast<long long>(st.pictures),
                  static_cast<long long>(st.slices), static_cast<long long>(st.redundant_slices),
                  static_cast<long long>(st.macroblocks), static_cast<long long>(st.coded_macroblocks),
                  static_cast<long long>(st.residual_bits), same ? "output identical to the input" : "output DIFFERS",
-                 s, s > 0 ? double(st.macroblocks) / s / 1e6 : 0.0, backend.c_str(),
+                 s, in_mb_s, mbs_s / 1e6, backend.c_str(), opt.threads,
                  st.recoded_differs ? "; slices whose re-coded RBSP differs: " : "",
                  st.recoded_differs ? std::to_string(st.recoded_differs).c_str() : "");
   if (!same && st.nonstandard_escaping && !quiet)
     std::fprintf(stderr, "avc-reentropy: %lld NAL units of the input are not escaped as 7.4.1 prescribes\n",
                  static_cast<long long>(st.nonstandard_escaping));
+  if (stats)
+    std::fprintf(stderr,
+                 "avc-reentropy-stats: in_bytes=%zu macroblocks=%lld seconds=%.6f in_MB_per_s=%.3f mb_per_s=%.0f "
+                 "threads=%d backend=%s threaded=%d\n",
+                 in.size(), static_cast<long long>(st.macroblocks), s, in_mb_s, mbs_s, opt.threads, backend.c_str(),
+                 st.threaded ? 1 : 0);
   return check && !same ? kExitDiffers : kExitOk;
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "avc/annexb.h"
 #include "avc/error.h"
@@ -36,6 +37,9 @@ class HeaderParser {
   bool parse(const uint8_t* stream, const NalUnit& nal, int64_t index, Error& err);
 
   const Rbsp& rbsp() const { return rbsp_; }            // of the last NAL parsed
+  // Exchanges the last NAL's RBSP with `other` (a slice handed to another thread without a copy; the
+  // parser reuses other's buffers from the next NAL on).
+  void swap_rbsp(Rbsp& other) { std::swap(rbsp_, other); }
   const SliceHeader& slice() const { return slice_; }   // of the last slice NAL parsed
   const ParamSets& params() const { return params_; }
   ParamSets& params() { return params_; }

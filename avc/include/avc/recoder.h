@@ -33,6 +33,10 @@ struct RecoderOptions {
   gpu::Backend backend = gpu::Backend::kCpu;  // kCpu, kCuda or kAuto
   int device = 0;              // CUDA device ordinal (kCuda, kAuto)
   int batch_mbs = 1 << 16;     // macroblocks per batch (bands = max(1, batch / picture))
+  // Threads of reentropy_stream (avc/reentropy.h): 1 parses and codes on the calling thread; N > 1 parses
+  // slices on N threads straight into the batches' arrays, codes batches while the next ones are parsed
+  // (kCpu: one picture per batch, batches coded on those threads). The output is the same for every N.
+  int threads = 1;
 };
 
 // One re-coded slice: its RBSP (rbsp_trailing_bits included), valid while the sink runs.

@@ -30,6 +30,9 @@ struct ReentropyStats {
   int64_t residual_bits = 0;        // residual bits of the input (the output's, when identical)
   int64_t nonstandard_escaping = 0; // NAL units whose input escaping is not 7.4.1's (output differs there)
   int64_t recoded_differs = 0;      // slices whose re-coded RBSP differs from the input's
+  // RecoderOptions::threads > 1: whether the threaded path coded the stream (false: it gave the stream to
+  // the sequential path, for a parse error, a backend failure or slices that overlap).
+  bool threaded = false;
 };
 
 // Re-codes `data` (an Annex B byte stream) into `out` (cleared first). Returns false with err (NAL index,
@@ -42,7 +45,8 @@ struct ReentropyStats {
 // and keep levels within what baseline CAVLC can code (cavlc::level_overflow), else the call fails.
 // Levels in blocks that the record's cbp does not code are not written (the cbp is the skeleton's).
 using SliceEdit = std::function<void(int64_t nal_index, const SliceHeader& sh, SliceRecords& recs)>;
-// opt: the re-coding backend (avc/recoder.h; the output is the same with every backend). Slices are
+// opt: the re-coding backend (avc/recoder.h; the output is the same with every backend) and the threads
+// (RecoderOptions::threads; used without edit and recoder only: the output is the same for every number). Slices are
 // re-coded in batches of opt.batch_mbs macroblocks; the output is written as each batch completes.
 // A backend that cannot start (kCuda without a GPU) or fails fails with Status::kBackend and says why.
 // recoder: when set, it re-codes instead of one created from opt (opt is then not read): another

@@ -86,9 +86,12 @@ struct ResidualBlockRef {
 //           May alias neither nb.left nor nb.top.
 //   failed: when not null and a block fails, that block (unchanged on success, on kResidualBadArgument
 //           and when the reader had already failed).
+//   dc_totals: when not null, 3 entries: TotalCoeff of the Intra16x16 DC block, of the Cb and of the Cr DC
+//           block (0 where not coded). With totals, every count cavlc::mb_totals gives for rec.
 // Returns 0, or a ResidualError (kResidualBadArgument for a kind or cbp out of range, without reading).
 int decode_mb_residual(BitReader& br, gpuec_mb_kind kind, unsigned cbp, const ResidualNeighbours& nb,
-                       gpuec_mb& rec, cavlc::MbTotals& totals, ResidualBlockRef* failed = nullptr);
+                       gpuec_mb& rec, cavlc::MbTotals& totals, ResidualBlockRef* failed = nullptr,
+                       uint8_t* dc_totals = nullptr);
 
 // "Intra16x16 DC", "luma 4x4", ... for messages.
 const char* residual_block_name(cavlc::BlockCat cat);

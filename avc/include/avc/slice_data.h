@@ -26,6 +26,7 @@
 #include "avc/error.h"
 #include "avc/slice_group.h"
 #include "avc/slice_header.h"
+#include "cavlc/assemble_frame.h"
 #include "cavlc/mb.h"
 #include "cavlc/slice.h"
 
@@ -58,5 +59,40 @@ struct SliceRecords {
 // false with err (mb_addr set) on malformed data.
 bool parse_slice_data(const uint8_t* rbsp, size_t size, const SliceHeader& sh, const SliceGroupMap& groups,
                       int32_t slice_index, PictureContext& pic, SliceRecords& out, Error& err);
+
+// The same parse written straight into a frame coder's arrays (cavlc/frame_coder.h), as the re-coder lays
+// a slice into a band (avc/recoder.h): no SliceRecords, no second copy of the 832-byte records.
+// Macroblock a goes to index base + a: a coded one's record (mb_addr = base + a), lead (skeleton bits from
+// skel_bit0 + the previous insertion point) and, when tc_records is set, its TotalCoeff record
+// (cavlc::tc_record layout, from the counts the residual decoder read, which are cavlc::mb_totals' counts
+// of the record); every one's slice_ids entry = slice_id. A skipped macroblock's record, lead and
+// TotalCoeff record are not written (the caller's filler: skipped, all zero). The skeleton is written to
+// skel[0, skel_capacity), which must hold sh.stop_bit / 8 + 16 bytes. A macroblock address outside
+// [first_allowed, last_allowed] stops the parse (kMalformed, err.mb_addr set) before anything is written
+// for it. Outputs: skel_bits, tail_bit (the skeleton bit after the last insertion point), first_mb,
+// last_mb (addresses), n_mbs and coded_mbs (not skipped).
+struct SliceTarget {
+  gpuec_mb* records = nullptr;
+  int32_t* slice_ids = nullptr;
+  cavlc::MbLead* leads = nullptr;
+  uint8_t* tc_records = nullptr;  // kTcRecordBytes each, or nullptr
+  size_t base = 0;
+  int32_t slice_id = 0;
+  int32_t first_allowed = 0, last_allowed = 0;
+  uint8_t* skel = nullptr;
+  size_t skel_capacity = 0;
+  uint64_t skel_bit0 = 0;  // bit of skel[0] in the coder's skeleton area
+  // outputs
+  uint64_t skel_bits = 0, tail_bit = 0;
+  int32_t first_mb = -1, last_mb = -1;
+  int64_t n_mbs = 0, coded_mbs = 0;
+};
+// On success every position of [first_allowed, last_allowed] the slice did not code holds a filler (below).
+// pic.owner must hold no entry equal to slice_index from an earlier slice.
+bool parse_slice_into(const uint8_t* rbsp, size_t size, const SliceHeader& sh, const SliceGroupMap& groups,
+                      int32_t slice_index, PictureContext& pic, SliceTarget& target, Error& err);
+// Filler at positions base + [first, last] of t's arrays: a skipped record, slice index -1, lead and
+// TotalCoeff record zero (nobody's neighbour, nothing in the output; cavlc/frame_coder.h).
+void write_filler(const SliceTarget& t, int32_t first, int32_t last);
 
 }  // namespace avc

@@ -42,6 +42,8 @@ uint32_t next_mb_address(const uint8_t* map, uint32_t pic_size_in_mbs, uint32_t 
 // every slice costs nothing in the common case; no allocation once the largest picture has been seen.
 class SliceGroupMap {
  public:
+  // Whether update() with these arguments would keep the map as it is.
+  bool current(const Sps& sps, const Pps& pps, uint32_t slice_group_change_cycle, uint64_t params_generation) const;
   // Returns true when the map was rebuilt.
   bool update(const Sps& sps, const Pps& pps, uint32_t slice_group_change_cycle, uint64_t params_generation);
   const uint8_t* map() const { return map_.data(); }  // slice group of each macroblock

@@ -1,0 +1,494 @@
+// The threaded re-entropy (reentropy_threads.h). The calling thread reads the headers in stream order and
+// lays every slice into a band of a batch (avc/recoder.h's bands) before it is parsed: its range is
+// [first_mb, the next slice's first_mb - 1] when the next slice of the same picture starts after it (raster
+// slices, one slice group), else up to the picture's end. Worker threads parse each slice straight into the
+// batch coder's arrays (parse_slice_into: records, slice indices, leads, TotalCoeff records, skeleton), and
+// the worker that finishes a closed batch's last slice codes it (kCuda: on the GPU while the next batches
+// are parsed) and escapes its slices. The calling thread writes the pieces in stream order.
+// A slice that runs past its range (overlapping slices), any parse error or backend failure stops this
+// path: the caller then runs the sequential one.
+#include "reentropy_threads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "avc/headers.h"
+#include "avc/slice_data.h"
+#include "avc/slice_group.h"
+#include "cavlc/frame.h"
+#include "cavlc/frame_coder.h"
+
+namespace avc {
+
+namespace {
+
+struct SliceJob {
+  Rbsp rbsp;
+  SliceHeader sh;
+  int64_t nal_index = 0;
+  int32_t uid = 0;  // unique in the stream: a worker's PictureContext never holds it from another slice
+  SliceTarget target;
+  cavlc::FrameSlice fs{};
+  // the output piece
+  uint64_t begin = 0, end = 0, tail_begin = 0, tail_end = 0;
+  size_t out_at = 0, out_bytes = 0;
+  uint64_t residual_bits = 0;
+  bool same = false;
+};
+
+struct Batch {
+  std::unique_ptr<cavlc::FrameCoder> coder;
+  int width = 0, pic_mbs = 0, rows_per_band = 0, bands = 0, bands_used = 0;
+  std::vector<uint8_t> occupied;  // the last band's reserved positions
+  size_t skel_used = 0, skel_cap = 0;
+  uint8_t* skel = nullptr;
+  std::deque<SliceJob> jobs;  // references stay valid as it grows
+  size_t n = 0;        // jobs in use
+  size_t written = 0;  // jobs written out
+  std::vector<int32_t> order, rank;
+  std::vector<uint8_t> out;  // the escaped slices
+  // guarded by the driver's mutex
+  int parsing = 0;
+  bool closed = false, coded = false;
+};
+
+class Driver {
+ public:
+  Driver(const uint8_t* data, const RecoderOptions& opt) : data_(data), opt_(opt) {}
+  ~Driver() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      failed_ = true;  // what is still queued is dropped
+    }
+    stop_workers();
+  }
+
+  bool run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, ReentropyStats& st);
+
+ private:
+  struct Task {
+    Batch* batch;
+    SliceJob* job;  // nullptr: code the batch. A pointer, not an index: the dispatching thread may grow
+                    // b.jobs (deque::emplace_back moves its map) while a worker parses
+  };
+  struct Item {  // an output piece in stream order: a NAL copied as it is, or a slice of a batch
+    uint64_t begin, end;
+    Batch* batch;
+    size_t job;
+  };
+
+  void start_workers(int n);
+  void stop_workers();
+  void worker();
+  void parse(Batch& b, SliceJob& job, PictureContext& pic);
+  void code(Batch& b);
+
+  bool configure(Batch& b, int width, int pic_mbs);
+  Batch* acquire();  // the next batch of the ring, written out and free
+  void close();      // the batch being filled: coded once its slices are parsed
+  bool dispatch(int32_t last_allowed);  // the pending slice, with its range
+  bool wait_parsed(const Batch* b);     // b's slices (nullptr: every batch's) parsed
+  bool write_until(const Batch* b);     // writes the pieces up to b's last (nullptr: all)
+  bool failed() {
+    std::lock_guard<std::mutex> l(mu_);
+    return failed_;
+  }
+
+  const uint8_t* data_;
+  RecoderOptions opt_;
+  gpu::Backend backend_ = gpu::Backend::kCpu;
+  std::vector<std::unique_ptr<Batch>> ring_;
+  size_t next_batch_ = 0;
+  Batch* cur_ = nullptr;
+  std::vector<Item> items_;
+  size_t next_item_ = 0;
+  std::vector<uint8_t>* out_ = nullptr;
+  ReentropyStats* st_ = nullptr;
+
+  // the slice waiting for the next header (its range)
+  bool have_pending_ = false;
+  SliceJob pending_;
+  const NalUnit* pending_unit_ = nullptr;
+  int32_t next_uid_ = 0;
+  int64_t slice_nals_ = 0;  // slice NAL units in the stream
+  SliceGroupMap groups_;  // the current picture's; changed only while no slice is being parsed
+
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<Task> tasks_;
+  std::vector<std::thread> threads_;
+  bool stopping_ = false, failed_ = false;
+  int parsing_total_ = 0;
+};
+
+void Driver::start_workers(int n) {
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { worker(); });
+}
+
+void Driver::stop_workers() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void Driver::worker() {
+  PictureContext pic;
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    work_cv_.wait(l, [&] { return stopping_ || !tasks_.empty(); });
+    if (tasks_.empty()) return;
+    const Task t = tasks_.front();
+    tasks_.pop_front();
+    l.unlock();
+    if (!t.job)
+      code(*t.batch);
+    else
+      parse(*t.batch, *t.job, pic);
+    l.lock();
+  }
+}
+
+void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
+  bool ok = !failed();
+  if (ok) {
+    if (pic.n_mbs != b.pic_mbs || pic.mb_width != b.width) pic.reset(b.width, b.pic_mbs);
+    Error err;
+    ok = parse_slice_into(job.rbsp.bytes.data(), job.rbsp.bytes.size(), job.sh, groups_, job.uid, pic, job.target, err);
+    if (ok) {
+      SliceTarget& t = job.target;
+      // rbsp_stop_one_bit after the skeleton, in place (cavlc::put_skeleton's layout)
+      const unsigned r = unsigned(t.skel_bits & 7);
+      uint8_t& last = t.skel[t.skel_bits >> 3];
+      last = uint8_t((r ? last & (0xff00u >> r) : 0) | (0x80u >> r));
+      job.fs = cavlc::FrameSlice{int32_t(t.base) + t.first_mb, t.last_mb - t.first_mb + 1, t.skel_bit0 + t.tail_bit,
+                                 uint32_t(t.skel_bits - t.tail_bit + 1), 0};
+    }
+  }
+  bool code_now = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!ok) failed_ = true;
+    --b.parsing;
+    --parsing_total_;
+    code_now = b.closed && b.parsing == 0;
+  }
+  done_cv_.notify_all();
+  if (code_now) code(b);
+}
+
+
+void Driver::code(Batch& b) {
+  bool ok = !failed();
+  std::string why;
+  if (ok) {
+    const size_t n = b.n;
+    b.order.resize(n);
+    b.rank.resize(n);
+    for (size_t i = 0; i < n; ++i) b.order[i] = int32_t(i);
+    std::sort(b.order.begin(), b.order.end(),
+              [&](int32_t x, int32_t y) { return b.jobs[size_t(x)].fs.first_mb < b.jobs[size_t(y)].fs.first_mb; });
+    bool identity = true;
+    cavlc::FrameSlice* fs = b.coder->slices();
+    for (size_t r = 0; r < n; ++r) {
+      b.rank[size_t(b.order[r])] = int32_t(r);
+      identity &= b.order[r] == int32_t(r);
+      fs[r] = b.jobs[size_t(b.order[r])].fs;
+    }
+    // Filler where no slice reserved (reserved ranges, in the same order, are disjoint).
+    SliceTarget all;
+    all.records = b.coder->records();
+    all.slice_ids = b.coder->slice_ids();
+    all.leads = b.coder->leads();
+    all.tc_records = b.coder->tc_records();
+    const int32_t used = b.bands_used * b.pic_mbs;
+    int32_t next = 0;
+    for (size_t r = 0; r < n; ++r) {
+      const SliceTarget& t = b.jobs[size_t(b.order[r])].target;
+      const int32_t lo = int32_t(t.base) + t.first_allowed, hi = int32_t(t.base) + t.last_allowed;
+      if (lo > next) write_filler(all, next, lo - 1);
+      next = std::max(next, hi + 1);
+    }
+    if (next < used) write_filler(all, next, used - 1);
+    if (!identity) {
+      int32_t* ids = all.slice_ids;
+      for (int32_t g = 0; g < used; ++g)
+        if (ids[g] >= 0) ids[g] = b.rank[size_t(ids[g])];
+    }
+    const uint8_t* coded = nullptr;
+    const cavlc::SliceResult* res = nullptr;
+    ok = b.coder->submit(used / b.width, int(n), b.skel_used, &why) && b.coder->complete(&coded, &res, &why);
+    if (ok) {
+      size_t bound = 0;
+      for (size_t i = 0; i < n; ++i) bound += escaped_size_bound(size_t((res[i].bits + 7) / 8));
+      if (b.out.size() < bound) b.out.resize(std::max(bound, 2 * b.out.size()));
+      size_t at = 0;
+      for (size_t i = 0; i < n; ++i) {
+        SliceJob& job = b.jobs[i];
+        const cavlc::SliceResult& r = res[size_t(b.rank[i])];
+        const uint8_t* rbsp = coded + r.out_bit / 8;
+        const size_t bytes = size_t((r.bits + 7) / 8);
+        job.residual_bits = r.bits - 1 - job.target.skel_bits;
+        job.out_at = at;
+        job.out_bytes = escape_rbsp(rbsp, bytes, b.out.data() + at);
+        job.same = job.rbsp.standard_escaping
+                       ? job.out_bytes == job.tail_begin - job.end &&
+                             std::memcmp(b.out.data() + at, data_ + job.end, job.out_bytes) == 0
+                       : bytes == job.rbsp.bytes.size() && std::memcmp(rbsp, job.rbsp.bytes.data(), bytes) == 0;
+        at += job.out_bytes;
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!ok) failed_ = true;
+    b.coded = true;
+  }
+  done_cv_.notify_all();
+}
+
+bool Driver::configure(Batch& b, int width, int pic_mbs) {
+  // A band holds at least one slice: no more bands than the stream has slices (a short stream's coders,
+  // their pinned and device memory, stay small; each process pays their allocation).
+  const int bands = backend_ == gpu::Backend::kCpu
+                        ? 1
+                        : int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs,
+                                                                       slice_nals_})));
+  if (!b.coder || b.width != width || b.pic_mbs != pic_mbs || b.bands != bands) {
+    b.coder.reset();
+    std::string why;
+    b.coder = cavlc::FrameCoder::create(backend_, width, pic_mbs / width * bands, opt_.device, &why);
+    if (!b.coder) return false;
+    b.skel = nullptr;
+    b.skel_cap = 0;
+  }
+  b.width = width;
+  b.pic_mbs = pic_mbs;
+  b.bands = bands;
+  b.bands_used = 0;
+  b.skel_used = 0;
+  b.occupied.assign(size_t(pic_mbs), 0);
+  return true;
+}
+
+Batch* Driver::acquire() {
+  Batch* b = ring_[next_batch_].get();
+  next_batch_ = (next_batch_ + 1) % ring_.size();
+  if (b->n > 0 && !write_until(b)) return nullptr;
+  return b;
+}
+
+void Driver::close() {
+  Batch* b = cur_;
+  cur_ = nullptr;
+  if (!b || b->n == 0) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    b->closed = true;
+    if (b->parsing == 0) tasks_.push_back(Task{b, nullptr});
+  }
+  work_cv_.notify_one();
+}
+
+bool Driver::wait_parsed(const Batch* b) {
+  std::unique_lock<std::mutex> l(mu_);
+  done_cv_.wait(l, [&] { return failed_ || (b ? b->parsing : parsing_total_) == 0; });
+  return !failed_;
+}
+
+bool Driver::write_until(const Batch* until) {
+  std::vector<uint8_t>& out = *out_;
+  ReentropyStats& st = *st_;
+  while (next_item_ < items_.size()) {
+    const Item& it = items_[next_item_];
+    if (!it.batch) {
+      out.insert(out.end(), data_ + it.begin, data_ + it.end);
+      ++next_item_;
+      continue;
+    }
+    Batch& b = *it.batch;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      done_cv_.wait(l, [&] { return failed_ || b.coded; });
+      if (failed_) return false;
+    }
+    const SliceJob& job = b.jobs[it.job];
+    out.insert(out.end(), data_ + job.begin, data_ + job.end);
+    out.insert(out.end(), b.out.data() + job.out_at, b.out.data() + job.out_at + job.out_bytes);
+    out.insert(out.end(), data_ + job.tail_begin, data_ + job.tail_end);
+    ++st.slices;
+    st.macroblocks += job.target.n_mbs;
+    st.coded_macroblocks += job.target.coded_mbs;
+    st.residual_bits += int64_t(job.residual_bits);
+    st.recoded_differs += !job.same;
+    st.nonstandard_escaping += !job.rbsp.standard_escaping;
+    ++next_item_;
+    if (++b.written == b.n) {
+      b.n = b.written = 0;
+      b.closed = b.coded = false;
+      b.bands_used = 0;
+      b.skel_used = 0;
+      if (&b == until) return true;
+    }
+  }
+  return true;
+}
+
+bool Driver::dispatch(int32_t last_allowed) {
+  have_pending_ = false;
+  const SliceHeader& sh = pending_.sh;
+  const int width = int(sh.pic_width_in_mbs), pic_mbs = int(sh.pic_size_in_mbs);
+  const int32_t first = int32_t(sh.first_mb_in_slice);
+  if (width < 1 || pic_mbs < width || pic_mbs % width || first >= pic_mbs || last_allowed < first ||
+      last_allowed >= pic_mbs)
+    return false;
+  Batch* b = cur_;
+  if (b && (b->width != width || b->pic_mbs != pic_mbs)) {
+    close();
+    b = nullptr;
+  }
+  if (!b) {
+    if (!(b = acquire()) || !configure(*b, width, pic_mbs)) return false;
+    cur_ = b;
+  }
+  bool fits = b->bands_used > 0;
+  for (int32_t a = first; fits && a <= last_allowed; ++a) fits = !b->occupied[size_t(a)];
+  if (!fits) {
+    if (b->bands_used == b->bands) {
+      close();
+      if (!(b = acquire()) || !configure(*b, width, pic_mbs)) return false;
+      cur_ = b;
+    }
+    ++b->bands_used;
+    std::fill(b->occupied.begin(), b->occupied.end(), uint8_t{0});
+  }
+  const size_t reserve = (size_t(sh.stop_bit / 8) + 16 + 3) & ~size_t{3};
+  if (b->skel_used + reserve > b->skel_cap) {  // the area may move: nobody may be writing into it
+    if (!wait_parsed(b)) return false;
+    const size_t cap = std::max({b->skel_used + reserve, 2 * b->skel_cap, size_t(1) << 20});
+    if (!(b->skel = b->coder->skeleton(cap))) return false;
+    b->skel_cap = cap;
+    for (size_t i = 0; i < b->n; ++i) b->jobs[i].target.skel = nullptr;  // parsed; not used again
+  }
+  if (b->jobs.size() == b->n) b->jobs.emplace_back();
+  const size_t j = b->n;
+  SliceJob& job = b->jobs[j];
+  std::swap(job.rbsp, pending_.rbsp);
+  job.sh = sh;
+  job.uid = next_uid_++;
+  const NalUnit& nal = *pending_unit_;
+  job.begin = nal.begin;
+  job.end = nal.header + uint64_t(job.rbsp.header_bytes);
+  job.tail_begin = nal.end;
+  job.tail_end = nal.range_end;
+  SliceTarget& t = job.target;
+  t = SliceTarget{};
+  t.records = b->coder->records();
+  t.slice_ids = b->coder->slice_ids();
+  t.leads = b->coder->leads();
+  t.tc_records = b->coder->tc_records();
+  t.base = size_t(b->bands_used - 1) * size_t(pic_mbs);
+  t.slice_id = int32_t(j);
+  t.first_allowed = first;
+  t.last_allowed = last_allowed;
+  t.skel = b->skel + b->skel_used;
+  t.skel_capacity = reserve;
+  t.skel_bit0 = uint64_t(b->skel_used) * 8;
+  std::fill(b->occupied.begin() + first, b->occupied.begin() + last_allowed + 1, uint8_t{1});
+  b->skel_used += reserve;
+  ++b->n;
+  items_.push_back(Item{0, 0, b, j});
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++b->parsing;
+    ++parsing_total_;
+    tasks_.push_back(Task{b, &job});
+  }
+  work_cv_.notify_one();
+  return true;
+}
+
+bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, ReentropyStats& st) {
+  out_ = &out;
+  st_ = &st;
+  for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
+  {
+    std::string why;
+    const std::unique_ptr<cavlc::FrameCoder> probe = cavlc::FrameCoder::create(opt_.backend, 1, 1, opt_.device, &why);
+    if (!probe) return false;
+    backend_ = probe->backend();
+  }
+  // kCpu: a picture per batch, coded on the workers; kCuda: one batch on the GPU, two being parsed.
+  const size_t n_batches = backend_ == gpu::Backend::kCpu ? size_t(opt_.threads) + 2 : 3;
+  for (size_t i = 0; i < n_batches; ++i) ring_.emplace_back(new Batch);
+  start_workers(opt_.threads);
+
+  HeaderParser hp;
+  SliceHeader prev;
+  bool have_prev = false;
+  uint32_t pic_mbs = 0;
+  Error err;
+  auto flush_pending = [&]() { return !have_pending_ || dispatch(int32_t(pending_.sh.pic_size_in_mbs) - 1); };
+  for (size_t i = 0; i < nals.size(); ++i) {
+    const NalUnit& nal = nals[i];
+    ++st.nal_units;
+    if (!nal.is_slice()) {  // the pending slice's piece comes first; a parameter set waits for the parsing
+      if (!flush_pending()) return false;
+      if ((nal.nal_unit_type == kNalSps || nal.nal_unit_type == kNalPps) && !wait_parsed(nullptr)) return false;
+    }
+    if (!hp.parse(data_, nal, int64_t(i), err)) return false;
+    if (!nal.is_slice()) {
+      items_.push_back(Item{nal.begin, nal.range_end, nullptr, 0});
+      continue;
+    }
+    const SliceHeader& sh = hp.slice();
+    bool new_picture = false;
+    if (!sh.redundant()) {
+      new_picture = !have_prev || first_slice_of_new_picture(prev, sh) || pic_mbs != sh.pic_size_in_mbs;
+      if (new_picture) ++st.pictures;
+      prev = sh;
+      have_prev = true;
+    } else {
+      ++st.redundant_slices;
+      new_picture = pic_mbs != sh.pic_size_in_mbs;
+    }
+    pic_mbs = sh.pic_size_in_mbs;
+    if (have_pending_) {
+      const SliceHeader& p = pending_.sh;
+      const bool bounded = !new_picture && !p.redundant() && !sh.redundant() && p.pps->num_slice_groups == 1 &&
+                           sh.first_mb_in_slice > p.first_mb_in_slice;
+      if (!dispatch(bounded ? int32_t(sh.first_mb_in_slice) - 1 : int32_t(p.pic_size_in_mbs) - 1)) return false;
+    }
+    if (!groups_.current(*sh.sps, *sh.pps, sh.slice_group_change_cycle, hp.params().generation())) {
+      if (!wait_parsed(nullptr)) return false;
+      groups_.update(*sh.sps, *sh.pps, sh.slice_group_change_cycle, hp.params().generation());
+    }
+    hp.swap_rbsp(pending_.rbsp);
+    pending_.sh = sh;
+    pending_unit_ = &nal;
+    have_pending_ = true;
+  }
+  if (!flush_pending()) return false;
+  close();
+  return write_until(nullptr) && !failed();
+}
+
+}  // namespace
+
+bool reentropy_threaded(const uint8_t* data, size_t, const std::vector<NalUnit>& nals, std::vector<uint8_t>& out,
+                        ReentropyStats& st, const RecoderOptions& opt) {
+  Driver d(data, opt);
+  return d.run(nals, out, st);
+}
+
+}  // namespace avc

@@ -1,0 +1,156 @@
+// The threaded re-entropy (RecoderOptions::threads > 1, avc/reentropy.h): for every number of threads and
+// every backend available (cpu; auto, which is cuda on the GPU machine), the output and the statistics
+// equal the one-thread path's, on the JVT conformance streams (slice groups, redundant slices, many
+// slices per picture), on the same streams with every picture's slices in reverse order (ASO), with
+// batches of one macroblock to many pictures, and on damaged streams (the threaded path hands them to the
+// sequential one, which gives the same bytes or the same error).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "avc/annexb.h"
+#include "avc/headers.h"
+#include "avc/reentropy.h"
+#include "conformance_streams.h"
+#include "test_seed.h"
+
+namespace {
+
+using avc_test::conformance_streams;
+using avc_test::read_file;
+
+constexpr gpu::Backend kBackends[] = {gpu::Backend::kCpu, gpu::Backend::kAuto};
+constexpr int kThreads[] = {2, 3, 8};
+
+void expect_same_stats(const avc::ReentropyStats& a, const avc::ReentropyStats& b) {
+  EXPECT_EQ(a.nal_units, b.nal_units);
+  EXPECT_EQ(a.slices, b.slices);
+  EXPECT_EQ(a.redundant_slices, b.redundant_slices);
+  EXPECT_EQ(a.macroblocks, b.macroblocks);
+  EXPECT_EQ(a.coded_macroblocks, b.coded_macroblocks);
+  EXPECT_EQ(a.pictures, b.pictures);
+  EXPECT_EQ(a.residual_bits, b.residual_bits);
+  EXPECT_EQ(a.nonstandard_escaping, b.nonstandard_escaping);
+  EXPECT_EQ(a.recoded_differs, b.recoded_differs);
+}
+
+// Every thread count and backend against threads = 1 (cpu); the threaded path must have run.
+void check_stream(const std::vector<uint8_t>& in, int batch_mbs) {
+  avc::RecoderOptions one;
+  std::vector<uint8_t> want, got;
+  avc::ReentropyStats want_st, st;
+  avc::Error err;
+  ASSERT_TRUE(avc::reentropy_stream(in.data(), in.size(), want, &want_st, err, nullptr, one)) << err.describe();
+  EXPECT_FALSE(want_st.threaded);
+  for (gpu::Backend b : kBackends)
+    for (int t : kThreads) {
+      SCOPED_TRACE(std::string(gpu::backend_name(b)) + ", threads " + std::to_string(t) + ", batch " +
+                   std::to_string(batch_mbs));
+      avc::RecoderOptions opt;
+      opt.backend = b;
+      opt.threads = t;
+      opt.batch_mbs = batch_mbs;
+      ASSERT_TRUE(avc::reentropy_stream(in.data(), in.size(), got, &st, err, nullptr, opt)) << err.describe();
+      EXPECT_TRUE(st.threaded);
+      EXPECT_TRUE(got == want);
+      expect_same_stats(st, want_st);
+    }
+}
+
+TEST(AvcReentropyThreads, ConformanceStreamsAsOneThread) {
+  std::string dir;
+  const std::vector<std::string> names = conformance_streams(&dir);
+  if (names.empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> in;
+    ASSERT_TRUE(read_file(dir + "/" + name, &in));
+    check_stream(in, 1 << 16);
+  }
+}
+
+TEST(AvcReentropyThreads, SmallAndLargeBatches) {
+  std::string dir;
+  if (conformance_streams(&dir).empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
+  for (const char* name : {"CI1_FT_B.264", "MIDR_MW_D.264", "SVA_BA1_B.264"})
+    for (int batch : {1, 150, 1 << 20}) {
+      SCOPED_TRACE(name);
+      std::vector<uint8_t> in;
+      ASSERT_TRUE(read_file(dir + "/" + name, &in));
+      check_stream(in, batch);
+    }
+}
+
+// Every picture's slices in reverse order (arbitrary slice order): ranges cannot be bounded by the next
+// slice, so slices take the picture's end as theirs and further bands.
+TEST(AvcReentropyThreads, ReversedSliceOrder) {
+  std::string dir;
+  if (conformance_streams(&dir).empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
+  for (const char* name : {"SVA_Base_B.264", "CI1_FT_B.264", "BA1_FT_C.264"}) {
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> in;
+    ASSERT_TRUE(read_file(dir + "/" + name, &in));
+    std::vector<avc::NalUnit> nals;
+    avc::Error err;
+    ASSERT_TRUE(avc::split_annexb(in.data(), in.size(), nals, err)) << err.describe();
+    avc::HeaderParser hp;
+    std::vector<uint8_t> aso;
+    std::vector<size_t> run;
+    auto put_run = [&]() {
+      for (auto it = run.rbegin(); it != run.rend(); ++it)
+        aso.insert(aso.end(), in.begin() + int64_t(nals[*it].begin), in.begin() + int64_t(nals[*it].range_end));
+      run.clear();
+    };
+    for (size_t i = 0; i < nals.size(); ++i) {
+      ASSERT_TRUE(hp.parse(in.data(), nals[i], int64_t(i), err)) << err.describe();
+      if (nals[i].is_slice() && (run.empty() || hp.slice().first_mb_in_slice != 0)) {
+        run.push_back(i);
+        continue;
+      }
+      put_run();
+      if (nals[i].is_slice())
+        run.push_back(i);
+      else
+        aso.insert(aso.end(), in.begin() + int64_t(nals[i].begin), in.begin() + int64_t(nals[i].range_end));
+    }
+    put_run();
+    ASSERT_NE(aso, in);
+    check_stream(aso, 1 << 16);
+  }
+}
+
+// Damaged streams: the same acceptance, the same bytes (the NAL units before the faulty one on an error)
+// and the same error as one thread.
+TEST(AvcReentropyThreads, MutatedStreamsAsOneThread) {
+  std::vector<std::vector<uint8_t>> seeds;
+  if (!avc_test::fuzz_seeds(&seeds)) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
+  std::mt19937 rng(gpuec_test::test_seed("avc_reentropy_threads_test"));
+  std::vector<uint8_t> m, want, got;
+  int parsed = 0, threaded = 0;
+  const int kRuns = 150;
+  for (int iter = 0; iter < kRuns; ++iter) {
+    const std::vector<uint8_t>& src = seeds[rng() % seeds.size()];
+    m.assign(src.begin(), src.begin() + int64_t(std::min<size_t>(src.size(), 4000 + rng() % 30000)));
+    for (int k = 0, edits = 1 + int(rng() % 2); k < edits; ++k) m[rng() % m.size()] ^= uint8_t(1u << (rng() % 8));
+    avc::RecoderOptions opt;
+    avc::Error e1, e2;
+    avc::ReentropyStats s1, s2;
+    const bool ok1 = avc::reentropy_stream(m.data(), m.size(), want, &s1, e1, nullptr, opt);
+    opt.threads = 2 + int(rng() % 7);
+    opt.backend = kBackends[rng() % 2];
+    opt.batch_mbs = 1 + int(rng() % 2000);
+    const bool ok2 = avc::reentropy_stream(m.data(), m.size(), got, &s2, e2, nullptr, opt);
+    ASSERT_EQ(ok1, ok2) << e1.describe() << " / " << e2.describe();
+    if (!ok1) EXPECT_EQ(e1.describe(), e2.describe()) << "iteration " << iter;
+    EXPECT_TRUE(got == want) << "iteration " << iter;
+    if (ok1) expect_same_stats(s1, s2);
+    parsed += ok1;
+    threaded += s2.threaded;
+  }
+  std::printf("%d of %d mutated streams parsed, %d by the threaded path\n", parsed, kRuns, threaded);
+}
+
+}  // namespace
