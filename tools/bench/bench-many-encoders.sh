@@ -180,7 +180,7 @@ for cfg in $configs; do
         same=yes
         for k in $(seq 1 "$n"); do
           log="$out/logs/$tag.$k.log"
-          if [ "$enc" != stock ] && ! grep -q "gpu-entropy: $backend stage on" "$log"; then
+          if [ "$enc" != stock ] && ! grep -q "gpu-entropy: ${backend/auto/[a-z]*} stage on" "$log"; then
             die "$tag: the $backend stage was not on (log $log)"
           fi
           h=$(md5sum <"$work/$tag.$k.264" | cut -d' ' -f1)
