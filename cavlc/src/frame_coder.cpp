@@ -35,6 +35,7 @@ class CpuCoder final : public FrameCoder {
   }
 
   gpu::Backend backend() const override { return gpu::Backend::kCpu; }
+  FrameCoderMemory memory() const override { return {}; }  // plain host memory only
   gpuec_mb* records() override { return recs_.data(); }
   int32_t* slice_ids() override { return ids_.data(); }
   MbLead* leads() override { return leads_.data(); }

@@ -34,6 +34,11 @@ TEST(StageFallback, ForcedFailureKeepsEveryPartCorrectAndReportsOnce) {
     EXPECT_EQ(gpuec_stage_backend(st), part < 2 ? GPUEC_BACKEND_CUDA : GPUEC_BACKEND_CPU) << "after part " << part;
   }
   EXPECT_EQ(notes, 1);
+  // The failed cuda coder stays with the stage until it goes, and is counted (gpuec_stage_memory).
+  int64_t device = 0, pinned = 0;
+  gpuec_stage_memory(st, &device, &pinned);
+  EXPECT_GT(device, 0);
+  EXPECT_GT(pinned, 0);
   gpuec_stage_destroy(st);
   // A stage created after the failure does not try CUDA again.
   st = gpuec_stage_create(22, 18, GPUEC_BACKEND_CUDA, 0, note, sizeof note);
@@ -41,6 +46,9 @@ TEST(StageFallback, ForcedFailureKeepsEveryPartCorrectAndReportsOnce) {
   EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
   EXPECT_NE(std::string(note).find("failed earlier"), std::string::npos) << note;
   stage_test::run_part(st, stage_test::make_part(rng, 22, 0, 22 * 18, {}, 10), "after the failure");
+  gpuec_stage_memory(st, &device, &pinned);
+  EXPECT_EQ(device, 0);
+  EXPECT_EQ(pinned, 0);
   gpuec_stage_destroy(st);
 }
 

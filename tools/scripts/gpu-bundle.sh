@@ -3,7 +3,8 @@
 # with run.sh, which runs them all there and writes the logs. See README "GPU machine".
 # Also the host programs the GPU benchmarks drive (x264 builds, gpuec-clip) when a build has them, and
 # the benchmark scripts (tools/bench/: bench-cavlcu.sh, plot-cavlcu.py, bench-ffmpeg-gudcanny.sh,
-# bench-ffmpeg-pipeline.sh) and tools/scripts/gpu-ffmpeg-cuda.sh, all in the bundle's top folder.
+# bench-ffmpeg-pipeline.sh, bench-many-encoders.sh) and tools/scripts/gpu-ffmpeg-cuda.sh, all in the bundle's
+# top folder.
 # With --ffmpeg, also our ffmpeg and its test script (tests/ffmpeg) with what its cases need, run by run.sh.
 set -euo pipefail
 prog=gpu-bundle
@@ -33,6 +34,8 @@ usage: tools/scripts/gpu-bundle.sh [--build-dir DIR] [--out DIR] [--data PATH]..
                      exits 77 (skipped: no usable CUDA device) counts as failed there
 Then on the GPU machine: bash OUT/run.sh [LOGDIR]   (LOGDIR defaults to \$OUT or OUT/logs)
                     and: bash OUT/bench-cavlcu.sh OUTDIR   (needs --only/--tools-build as above)
+                    and: bash OUT/bench-many-encoders.sh --stock OUT/host/x264-stock --patched
+                         OUT/host/x264-patched --clip-tool OUT/host/gpuec-clip --out OUTDIR (see its --help)
                     and: bash OUT/bench-ffmpeg-gudcanny.sh --ffmpeg OUT/ffmpeg/ffmpeg --clip CLIP.y4m ...
                          (see its --help; the clip from OUT/host/gpuec-clip, GPUEC_SHARED_DIR=OUT/data)
 USAGE
@@ -85,7 +88,7 @@ for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
 cp "$here/gpu-run.sh" "$out/run.sh"
 cp "$here/lib.sh" "$here/reentropy-conformance.sh" "$here/gpu-ffmpeg-cuda.sh" "$out/"
 cp "$here/../bench/bench-cavlcu.sh" "$here/../bench/plot-cavlcu.py" "$here/../bench/bench-ffmpeg-gudcanny.sh" \
-   "$here/../bench/bench-ffmpeg-pipeline.sh" "$out/"
+   "$here/../bench/bench-ffmpeg-pipeline.sh" "$here/../bench/bench-many-encoders.sh" "$out/"
 if [ -n "$ffmpeg" ]; then
   mkdir -p "$out/ffmpeg" "$out/data/sequences"
   cp "$ffmpeg" "$out/ffmpeg/ffmpeg"

@@ -28,6 +28,17 @@
 //          complete() waits. nullptr with the reason when no device is usable or the build has no CUDA.
 //   kAuto  kCuda when a device is usable, else kCpu.
 // The two give the same bytes (tests/bitexact and the frame coder tests check it).
+//
+// Memory of a kCuda coder (memory() says what it holds now; README "Memory per encoder" sizes a host from
+// it). M = mb_width * mb_height. At create: pinned host arrays for M + 1 records (records, slice ids, leads,
+// TotalCoeff records, slices, results: 924 bytes a macroblock), a pinned skeleton area of 64 M + 64 KiB
+// and a mapped pinned output of 64 M + 64 KiB, and their device twins (small arrays, output) but no slot
+// area: the device arena (skeletons, records, slots: 3424 bytes a macroblock), the slot lengths and the
+// kernel workspace are allocated by the first submit() for that part's macroblocks, and grow when a larger
+// part comes (to at least twice, at most M). The skeleton area doubles when a frame's skeletons need more;
+// the output (host and device alike) grows to 1.5x a part's output when that part's output did not fit:
+// complete() then codes the part again on the device, synchronously, into the larger output (same bits).
+// So after the largest part and the largest output, nothing is allocated any more.
 #pragma once
 
 #include <cstddef>
@@ -58,6 +69,14 @@ inline size_t put_skeleton(uint8_t* dst, const uint8_t* src, uint64_t bits) {
   return skeleton_bytes(bits);
 }
 
+// Memory a frame coder holds: device bytes (cudaMalloc) and pinned host bytes (cudaHostAlloc), as asked
+// of the CUDA runtime (which rounds up to its pages). Not counted: the CUDA context of the process (one per
+// device, shared by every coder of the process), streams, events, plain host memory.
+struct FrameCoderMemory {
+  int64_t device_bytes = 0;
+  int64_t pinned_bytes = 0;
+};
+
 class FrameCoder {
  public:
   // A coder for frames of mb_width x mb_height macroblocks on `backend` (kCpu, kCuda or kAuto; kOff is
@@ -68,6 +87,10 @@ class FrameCoder {
 
   // kCpu or kCuda: what this coder runs on.
   virtual gpu::Backend backend() const = 0;
+
+  // What the coder holds now (it grows as described above; kCpu: 0 and 0, its arrays are plain host
+  // memory). Any time, a part in flight or not: it reads sizes only.
+  virtual FrameCoderMemory memory() const = 0;
 
   // Host arrays for one frame part, capacity mb_width * mb_height + 1 entries (pinned with kCuda): the
   // caller writes the inputs here. records()[i].mb_addr is not read.
@@ -87,7 +110,8 @@ class FrameCoder {
   // error); the inputs are then untouched, and a CPU coder can code them (the stage's fallback).
   virtual bool submit(int rows, int n_slices, size_t skeleton_bytes, std::string* why) = 0;
   // Waits for the part. On success *out is the output and *results its slices (valid until the next
-  // submit); false with the reason otherwise.
+  // submit); false with the reason otherwise. kCuda: when the part's output is larger than the output
+  // area, the area grows and the part is coded again before complete() returns.
   virtual bool complete(const uint8_t** out, const SliceResult** results, std::string* why) = 0;
 };
 

@@ -4,7 +4,8 @@
 //   [0, skel_cap)                 skeleton copies (the MbLead / FrameSlice bits are arena bits)
 //   [skel_cap, +256)              zero bytes (I_PCM alignment and slice padding)
 //   [rec_off, + cap * 832)        records
-//   [slot_off, + mbs * 27 * 96)   slot bits of code_frame_cuda
+//   [slot_off, + cap * 27 * 96)   slot bits of code_frame_cuda
+// sized by the first part (cap: its macroblocks) and grown only for a larger part (frame_coder.h, Memory).
 // Per submission: 4 host-to-device copies from pinned memory (records; slice ids, leads and the TotalCoeff
 // records the stage computed at commit, in one block; slices; skeletons), encode_frame_cuda two-pass
 // without its count pass (code, scan, emit; no memset: its workspace is zeroed once here and left zeroed
@@ -46,6 +47,15 @@ class Coder final : public FrameCoder {
   ~Coder() override { release(); }
   gpu::Backend backend() const override { return gpu::Backend::kCuda; }
 
+  FrameCoderMemory memory() const override {
+    FrameCoderMemory m;
+    m.pinned_bytes = static_cast<int64_t>(h_recs_bytes_ + h_small_bytes_ + h_slices_bytes_ + h_results_bytes_ +
+                                          h_skel_cap_ + h_out_bytes_);
+    m.device_bytes = static_cast<int64_t>(d_small_bytes_ + d_slices_bytes_ + d_results_bytes_ + arena_bytes_ +
+                                          len_bytes_ + ws_bytes_ + d_out_cap_);
+    return m;
+  }
+
   bool init(int mb_width, int mb_height, int device, std::string* why) {
     mbw_ = mb_width;
     mbh_ = mb_height;
@@ -68,25 +78,22 @@ class Coder final : public FrameCoder {
     lead_off_ = round_up(cap_ * sizeof(int32_t), 256);
     tc_off_ = round_up(lead_off_ + cap_ * sizeof(cavlc::MbLead), 256);
     const size_t small_bytes = tc_off_ + cap_ * cavlc::kTcRecordBytes;
-    if (!host_alloc(reinterpret_cast<void**>(&h_recs_), cap_ * sizeof(gpuec_mb), 0, why) ||
-        !host_alloc(reinterpret_cast<void**>(&h_small_), small_bytes, 0, why) ||
-        !host_alloc(reinterpret_cast<void**>(&h_slices_), cap_ * sizeof(cavlc::FrameSlice), 0, why) ||
-        !host_alloc(reinterpret_cast<void**>(&h_results_), cap_ * sizeof(cavlc::SliceResult) + 64, 0, why))
+    const size_t slices_bytes = cap_ * sizeof(cavlc::FrameSlice);
+    const size_t results_bytes = cap_ * sizeof(cavlc::SliceResult) + 64;
+    if (!host_alloc(reinterpret_cast<void**>(&h_recs_), cap_ * sizeof(gpuec_mb), 0, &h_recs_bytes_, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_small_), small_bytes, 0, &h_small_bytes_, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_slices_), slices_bytes, 0, &h_slices_bytes_, why) ||
+        !host_alloc(reinterpret_cast<void**>(&h_results_), results_bytes, 0, &h_results_bytes_, why))
       return false;
     h_total_ = reinterpret_cast<uint64_t*>(h_results_ + cap_);
-    if (!grow_host_skeleton(mbs_ * 64 + 65536, why) || !grow_host_out(mbs_ * 512 + 65536, why)) return false;
-    if ((e = cudaMalloc(&d_small_, small_bytes)) != cudaSuccess ||
-        (e = cudaMalloc(&d_slices_, cap_ * sizeof(cavlc::FrameSlice))) != cudaSuccess ||
-        (e = cudaMalloc(&d_results_, cap_ * sizeof(cavlc::SliceResult) + 64)) != cudaSuccess ||
-        (e = cudaMalloc(&d_len_, mbs_ * cavlc::kMbSlots * sizeof(uint16_t))) != cudaSuccess)
-      return gpu::fail(why, e, "cudaMalloc");
+    if (!grow_host_skeleton(mbs_ * 64 + 65536, why)) return false;
+    if (!device_alloc(reinterpret_cast<void**>(&d_small_), small_bytes, &d_small_bytes_, "small arrays", why) ||
+        !device_alloc(reinterpret_cast<void**>(&d_slices_), slices_bytes, &d_slices_bytes_, "slices", why) ||
+        !device_alloc(reinterpret_cast<void**>(&d_results_), results_bytes, &d_results_bytes_, "results", why))
+      return false;
     d_total_ = reinterpret_cast<uint64_t*>(d_results_ + cap_);
-    ws_bytes_ = cavlc::encode_frame_cuda_workspace_bytes(static_cast<int>(mbs_));
-    if ((e = cudaMalloc(&d_ws_, ws_bytes_)) != cudaSuccess) return gpu::fail(why, e, "cudaMalloc (workspace)");
-    // On the coder's stream: a non-blocking stream is not ordered after work on the legacy default stream.
-    if ((e = cudaMemsetAsync(d_ws_, 0, ws_bytes_, stream_)) != cudaSuccess)
-      return gpu::fail(why, e, "cudaMemsetAsync (workspace)");
-    return grow_device_arena(h_skel_cap_, why) && grow_device_out(h_out_cap_, why);
+    // The arena, the slot lengths and the workspace come with the first part (reserve_part).
+    return grow_output(mbs_ * 64 + 65536, why);
   }
 
   gpuec_mb* records() override { return h_recs_; }
@@ -111,11 +118,7 @@ class Coder final : public FrameCoder {
       *why = "frame part out of range";
       return false;
     }
-    if (skeleton_bytes > skel_cap_ && !grow_device_arena(skeleton_bytes, why)) return false;
-    // The output bound: skeleton bits (a slice's stop bit included) + the largest residual of every
-    // macroblock + 32 bits of padding per slice.
-    const uint64_t bound = vle::packed_bytes(cavlc::assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
-    if (bound > d_out_cap_ && !grow_device_out(bound, why)) return false;
+    if (!reserve_part(n, skeleton_bytes, why)) return false;
     uint8_t* d_recs = d_arena_ + rec_off_;
     if ((e = cudaMemcpyAsync(d_recs, h_recs_, n * sizeof(gpuec_mb), cudaMemcpyHostToDevice, stream_)) ||
         (e = cudaMemcpyAsync(d_small_, h_small_, tc_off_ + n * cavlc::kTcRecordBytes, cudaMemcpyHostToDevice,
@@ -124,26 +127,24 @@ class Coder final : public FrameCoder {
                              stream_)) ||
         (e = cudaMemcpyAsync(d_arena_, h_skel_, skeleton_bytes, cudaMemcpyHostToDevice, stream_)))
       return gpu::fail(why, e, "cudaMemcpyAsync (to the device)");
-    const gpuec_mb* recs = reinterpret_cast<const gpuec_mb*>(d_recs);
-    cavlc::FrameAssembly in{};
+    cavlc::FrameAssembly& in = part_;
+    in = cavlc::FrameAssembly{};
     in.arena = d_arena_;
     in.records_bit = uint64_t{rec_off_} * 8;
     in.slots_bit = uint64_t{slot_off_} * 8;
     in.zero_bit = uint64_t{skel_cap_} * 8;
-    in.records = recs;
+    in.records = reinterpret_cast<const gpuec_mb*>(d_recs);
     in.slot_len = d_len_;
     in.lead = reinterpret_cast<const cavlc::MbLead*>(d_small_ + lead_off_);
     in.slices = d_slices_;
     in.n_mbs = static_cast<int32_t>(n);
     in.n_slices = n_slices;
-    // The slice ids the stage writes are the slices' indices in the part (encode_frame_cuda's slice_index).
-    const gpu::CudaError ce = cavlc::encode_frame_cuda(cavlc::kEncodeFrameCudaDefault, in, mbw_, reinterpret_cast<const int32_t*>(d_small_), d_len_,
-                                                       d_out_, d_out_cap_, d_results_, d_total_, d_ws_, ws_bytes_,
-                                                       stream_, d_small_ + tc_off_);
-    if (ce) return gpu::fail(why, ce, "encode_frame_cuda");
+    // The output area need not hold the worst case (assemble_frame_bound_bits): the kernels write nothing
+    // past it and still report the total, and complete() codes the part again when it did not fit.
+    if (!encode(why)) return false;
     if ((e = gpu::launch_pdl(copy_output, 64, 256, stream_, reinterpret_cast<const uint4*>(d_out_),
                              reinterpret_cast<uint4*>(d_hout_), static_cast<const uint64_t*>(d_total_),
-                             static_cast<uint64_t>(h_out_cap_))) != cudaSuccess)
+                             static_cast<uint64_t>(d_out_cap_))) != cudaSuccess)
       return gpu::fail(why, e, "copy_output launch");
     if ((e = cudaMemcpyAsync(h_results_, d_results_, n_slices * sizeof(cavlc::SliceResult), cudaMemcpyDeviceToHost,
                              stream_)) ||
@@ -164,10 +165,11 @@ class Coder final : public FrameCoder {
     if ((e = cudaSetDevice(device_)) != cudaSuccess) return gpu::fail(why, e, "cudaSetDevice");
     if ((e = cudaEventSynchronize(done_)) != cudaSuccess) return gpu::fail(why, e, "frame part on the GPU");
     const uint64_t bytes = vle::packed_bytes(*h_total_);
-    if (bytes > h_out_cap_) {  // larger than any output before: grow and copy again
-      if (!grow_host_out(round_up(bytes + bytes / 2, 4096), why)) return false;
-      if ((e = cudaMemcpy(h_out_, d_out_, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess)
-        return gpu::fail(why, e, "cudaMemcpy (output)");
+    if (bytes > d_out_cap_) {  // larger than the output area: grow it and code the part again (same inputs)
+      if (!grow_output(round_up(bytes + bytes / 2, 4096), why) || !encode(why)) return false;
+      if ((e = cudaMemcpyAsync(h_out_, d_out_, bytes, cudaMemcpyDeviceToHost, stream_)) != cudaSuccess)
+        return gpu::fail(why, e, "cudaMemcpyAsync (output)");
+      if ((e = cudaStreamSynchronize(stream_)) != cudaSuccess) return gpu::fail(why, e, "frame part on the GPU");
     }
     *out = h_out_;
     *results = h_results_;
@@ -175,35 +177,66 @@ class Coder final : public FrameCoder {
   }
 
  private:
-  bool host_alloc(void** p, size_t bytes, unsigned flags, std::string* why) {
+  // encode_frame_cuda on part_ into the output area (results and total included), on the stream.
+  bool encode(std::string* why) {
+    // The slice ids the stage writes are the slices' indices in the part (encode_frame_cuda's slice_index).
+    const gpu::CudaError ce = cavlc::encode_frame_cuda(
+        cavlc::kEncodeFrameCudaDefault, part_, mbw_, reinterpret_cast<const int32_t*>(d_small_), d_len_, d_out_,
+        d_out_cap_, d_results_, d_total_, d_ws_, ws_bytes_, stream_, d_small_ + tc_off_);
+    if (ce) return gpu::fail(why, ce, "encode_frame_cuda");
+    return true;
+  }
+
+  bool host_alloc(void** p, size_t bytes, unsigned flags, size_t* held, std::string* why) {
     const cudaError_t e = cudaHostAlloc(p, bytes, flags);
     if (e != cudaSuccess) {
       *p = nullptr;
       return gpu::fail(why, e, "cudaHostAlloc");
     }
+    *held = bytes;
     return true;
+  }
+
+  bool device_alloc(void** p, size_t bytes, size_t* held, const char* what, std::string* why) {
+    const cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess) {
+      *p = nullptr;
+      return gpu::fail(why, e, (std::string("cudaMalloc (") + what + ")").c_str());
+    }
+    *held = bytes;
+    return true;
+  }
+
+  template <typename T>
+  static void device_free(T*& p, size_t* held) {
+    if (p) cudaFree(p);
+    p = nullptr;
+    *held = 0;
   }
 
   bool grow_host_skeleton(size_t bytes, std::string* why) {
     bytes = round_up(bytes, 4096);
     uint8_t* p = nullptr;
-    if (!host_alloc(reinterpret_cast<void**>(&p), bytes, 0, why)) return false;
+    size_t held = 0;
+    if (!host_alloc(reinterpret_cast<void**>(&p), bytes, 0, &held, why)) return false;
     if (h_skel_) {
       std::memcpy(p, h_skel_, h_skel_cap_);
       cudaFreeHost(h_skel_);
     }
     h_skel_ = p;
-    h_skel_cap_ = bytes;
+    h_skel_cap_ = held;
     return true;
   }
 
-  // Mapped pinned output (the copy kernel writes it through d_hout_), kOutSlack readable bytes after it.
-  bool grow_host_out(size_t bytes, std::string* why) {
+  // The output area: d_out_ on the device and h_out_, mapped pinned memory of the same capacity (the copy
+  // kernel writes it through d_hout_) with kOutSlack readable bytes after it. Contents are not kept.
+  bool grow_output(size_t bytes, std::string* why) {
     bytes = round_up(bytes, 4096);
     uint8_t* p = nullptr;
-    if (!host_alloc(reinterpret_cast<void**>(&p), bytes + kOutSlack, cudaHostAllocMapped, why)) return false;
+    size_t held = 0;
+    if (!host_alloc(reinterpret_cast<void**>(&p), bytes + kOutSlack, cudaHostAllocMapped, &held, why)) return false;
     void* dp = nullptr;
-    const cudaError_t e = cudaHostGetDevicePointer(&dp, p, 0);
+    cudaError_t e = cudaHostGetDevicePointer(&dp, p, 0);
     if (e != cudaSuccess) {
       cudaFreeHost(p);
       return gpu::fail(why, e, "cudaHostGetDevicePointer");
@@ -211,34 +244,45 @@ class Coder final : public FrameCoder {
     if (h_out_) cudaFreeHost(h_out_);
     h_out_ = p;
     d_hout_ = static_cast<uint8_t*>(dp);
-    h_out_cap_ = bytes;
-    return true;
+    h_out_bytes_ = held;
+    device_free(d_out_, &d_out_cap_);
+    return device_alloc(reinterpret_cast<void**>(&d_out_), bytes, &d_out_cap_, "output", why);
   }
 
-  bool grow_device_arena(size_t skel_bytes, std::string* why) {
+  // The device arena ([skeletons | zero bytes | records | slots]), the slot lengths and the workspace for a
+  // part of n macroblocks with skel_bytes of skeletons. Grows only: to at least twice the macroblocks (at
+  // most the frame's) and to the host skeleton area's size.
+  bool reserve_part(size_t n, size_t skel_bytes, std::string* why) {
+    const bool more_mbs = n > part_cap_;
+    if (!more_mbs && skel_bytes <= skel_cap_) return true;
+    const size_t cap = more_mbs ? std::min(mbs_, std::max(n, 2 * part_cap_)) : part_cap_;
     const size_t skel_cap = round_up(std::max(skel_bytes, h_skel_cap_), 256);
     const size_t rec_off = skel_cap + kZeroBytes;
-    const size_t slot_off = round_up(rec_off + cap_ * sizeof(gpuec_mb), 256);
-    const size_t total = slot_off + mbs_ * cavlc::kMbSlots * cavlc::kSlotBytes;
-    if (d_arena_) cudaFree(d_arena_);
-    d_arena_ = nullptr;
+    const size_t slot_off = round_up(rec_off + cap * sizeof(gpuec_mb), 256);
+    device_free(d_arena_, &arena_bytes_);
+    part_cap_ = 0;
+    if (!device_alloc(reinterpret_cast<void**>(&d_arena_), slot_off + cap * cavlc::kMbSlots * cavlc::kSlotBytes,
+                      &arena_bytes_, "arena", why))
+      return false;
     cudaError_t e;
-    if ((e = cudaMalloc(&d_arena_, total)) != cudaSuccess) return gpu::fail(why, e, "cudaMalloc (arena)");
     if ((e = cudaMemsetAsync(d_arena_ + skel_cap, 0, kZeroBytes, stream_)) != cudaSuccess)
       return gpu::fail(why, e, "cudaMemsetAsync");
+    if (more_mbs || !d_len_) {
+      device_free(d_len_, &len_bytes_);
+      device_free(d_ws_, &ws_bytes_);
+      const size_t ws_bytes = cavlc::encode_frame_cuda_workspace_bytes(static_cast<int>(cap));
+      if (!device_alloc(reinterpret_cast<void**>(&d_len_), cap * cavlc::kMbSlots * sizeof(uint16_t), &len_bytes_,
+                        "slot lengths", why) ||
+          !device_alloc(&d_ws_, ws_bytes, &ws_bytes_, "workspace", why))
+        return false;
+      // On the coder's stream: a non-blocking stream is not ordered after work on the legacy default stream.
+      if ((e = cudaMemsetAsync(d_ws_, 0, ws_bytes_, stream_)) != cudaSuccess)
+        return gpu::fail(why, e, "cudaMemsetAsync (workspace)");
+    }
     skel_cap_ = skel_cap;
     rec_off_ = rec_off;
     slot_off_ = slot_off;
-    return true;
-  }
-
-  bool grow_device_out(size_t bytes, std::string* why) {
-    bytes = round_up(bytes, 4096);
-    if (d_out_) cudaFree(d_out_);
-    d_out_ = nullptr;
-    const cudaError_t e = cudaMalloc(&d_out_, bytes);
-    if (e != cudaSuccess) return gpu::fail(why, e, "cudaMalloc (output)");
-    d_out_cap_ = bytes;
+    part_cap_ = cap;
     return true;
   }
 
@@ -248,8 +292,8 @@ class Coder final : public FrameCoder {
     for (void* p : {static_cast<void*>(h_recs_), static_cast<void*>(h_small_), static_cast<void*>(h_slices_),
                     static_cast<void*>(h_results_), static_cast<void*>(h_skel_), static_cast<void*>(h_out_)})
       if (p) cudaFreeHost(p);
-    for (void* p : {static_cast<void*>(d_small_), static_cast<void*>(d_slices_), static_cast<void*>(d_results_), static_cast<void*>(d_len_), d_ws_,
-                    static_cast<void*>(d_arena_), static_cast<void*>(d_out_)})
+    for (void* p : {static_cast<void*>(d_small_), static_cast<void*>(d_slices_), static_cast<void*>(d_results_),
+                    static_cast<void*>(d_len_), d_ws_, static_cast<void*>(d_arena_), static_cast<void*>(d_out_)})
       if (p) cudaFree(p);
     if (done_) cudaEventDestroy(done_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -260,26 +304,30 @@ class Coder final : public FrameCoder {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
   bool in_flight_ = false;
-  // pinned host
+  cavlc::FrameAssembly part_{};  // the part submitted last (device pointers), for a second coding
+  // pinned host; *_bytes_: what is held (memory())
   gpuec_mb* h_recs_ = nullptr;
   uint8_t* h_small_ = nullptr;  // [slice ids | leads at lead_off_ | TotalCoeff records at tc_off_]
   size_t lead_off_ = 0, tc_off_ = 0;
   cavlc::FrameSlice* h_slices_ = nullptr;
   cavlc::SliceResult* h_results_ = nullptr;
   uint64_t* h_total_ = nullptr;
+  size_t h_recs_bytes_ = 0, h_small_bytes_ = 0, h_slices_bytes_ = 0, h_results_bytes_ = 0;
   uint8_t* h_skel_ = nullptr;
   size_t h_skel_cap_ = 0;
-  uint8_t* h_out_ = nullptr;  // mapped
-  uint8_t* d_hout_ = nullptr; // its device address
-  size_t h_out_cap_ = 0;
+  uint8_t* h_out_ = nullptr;   // mapped, d_out_cap_ + kOutSlack bytes
+  uint8_t* d_hout_ = nullptr;  // its device address
+  size_t h_out_bytes_ = 0;
   // device
-  uint8_t* d_arena_ = nullptr;
-  size_t skel_cap_ = 0, rec_off_ = 0, slot_off_ = 0;
+  uint8_t* d_arena_ = nullptr;  // for part_cap_ macroblocks
+  size_t arena_bytes_ = 0, part_cap_ = 0, skel_cap_ = 0, rec_off_ = 0, slot_off_ = 0;
   uint8_t* d_small_ = nullptr;  // the same layout as h_small_
   cavlc::FrameSlice* d_slices_ = nullptr;
   cavlc::SliceResult* d_results_ = nullptr;
+  size_t d_small_bytes_ = 0, d_slices_bytes_ = 0, d_results_bytes_ = 0;
   uint64_t* d_total_ = nullptr;
   uint16_t* d_len_ = nullptr;
+  size_t len_bytes_ = 0;
   uint8_t* d_out_ = nullptr;
   size_t d_out_cap_ = 0;
   void* d_ws_ = nullptr;  // encode_frame_cuda's workspace: zero between calls

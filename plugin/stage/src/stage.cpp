@@ -246,6 +246,17 @@ void gpuec_stage_counts(const gpuec_stage* s, int64_t* slices, int64_t* macroblo
   if (overflows) *overflows = s->overflows;
 }
 
+void gpuec_stage_memory(const gpuec_stage* s, int64_t* device_bytes, int64_t* pinned_bytes) {
+  cavlc::FrameCoderMemory m = s->coder->memory();
+  if (s->failed) {
+    const cavlc::FrameCoderMemory f = s->failed->memory();
+    m.device_bytes += f.device_bytes;
+    m.pinned_bytes += f.pinned_bytes;
+  }
+  if (device_bytes) *device_bytes = m.device_bytes;
+  if (pinned_bytes) *pinned_bytes = m.pinned_bytes;
+}
+
 void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
   if (s->part != Part::kOpen || s->slices.empty()) {  // a new frame part
     s->part = Part::kOpen;

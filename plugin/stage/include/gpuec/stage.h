@@ -88,6 +88,16 @@ const char *gpuec_backend_name(int backend);          /* "off", "cpu", "cuda", "
 void gpuec_stage_counts(const gpuec_stage *stage, int64_t *slices, int64_t *macroblocks,
                         int64_t *overflows);
 
+/* Memory the stage holds now (for the encoder's closing log line and for sizing a host): device bytes
+ * (cudaMalloc) and pinned host bytes (cudaHostAlloc) of its frame coder, and of the cuda coder that failed
+ * if the stage fell back to the CPU (kept until the stage is destroyed). The cpu backend holds none (0, 0):
+ * its arrays are plain host memory. Not counted: the process's CUDA context (one per device, shared by all
+ * stages; hundreds of MiB of device memory, see README "Memory per encoder"), streams, events. A cuda
+ * stage grows with the frame parts it has coded (cavlc/frame_coder.h, Memory): at create it holds no slot
+ * area yet; after the largest part and the largest output it no longer grows. Call it at close for what an
+ * encode needed. Reads sizes only: any time, on any thread that owns the stage. NULL: not wanted. */
+void gpuec_stage_memory(const gpuec_stage *stage, int64_t *device_bytes, int64_t *pinned_bytes);
+
 /* Starts a slice whose first macroblock is first_mb and whose NAL payload starts at the (byte-aligned)
  * bit position start_bit of the encoder's bitstream buffer. Drops any records of an unfinished slice.
  * The first slice after gpuec_frame_complete (or after create) starts a new frame part. */
