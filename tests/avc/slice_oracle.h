@@ -32,7 +32,8 @@ class SliceOracle final : public avc::SliceRecoder {
         if (m.mb_addr < 0 || m.mb_addr >= pic_mbs) return refuse(why, "macroblock address outside the picture");
         stamp_[size_t(m.mb_addr)] = id;
       }
-      const size_t cap = recs.skel.size() + recs.skel.size() / 2 + 4096 + recs.mbs.size() * 64;
+      // A bound, not a guess: random records can carry the largest residual of a macroblock.
+      const size_t cap = recs.skel.size() + 16 + recs.mbs.size() * size_t((cavlc::kMaxMbResidualBits + 7) / 8);
       if (buf_.size() < used_ + cap) buf_.resize(std::max(used_ + cap, 2 * buf_.size()));
       vle::BitWriter bw(buf_.data() + used_, cap);
       cavlc::SliceLayout layout{mb_width, recs.mbs.front().mb_addr, 0, int64_t(recs.skel_bits)};

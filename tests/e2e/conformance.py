@@ -525,6 +525,7 @@ ON_RE = re.compile(r"^(cpu|cuda) stage on\b")
 CODED_RE = re.compile(r"^(cpu|cuda) stage coded (\d+) slices?, (\d+) macroblocks?\b")
 FALLBACK_RE = re.compile(r"^(.+); the stage is off, x264 writes the stream itself$")
 CUDA_FAILED_RE = re.compile(r"^the cuda backend failed \((.+)\); the cpu backend codes from here on")
+MEMORY_RE = re.compile(r"^cuda stage memory: [0-9.]+ MiB device, [0-9.]+ MiB pinned per stage, \d+ stages$")
 AUTO_OFF_RE = re.compile(r"^auto: no usable CUDA device \((.+)\); the stage is off, x264 writes the stream itself$")
 
 
@@ -561,7 +562,8 @@ def check_stage_log(text, expect, backend, fail_at=None):
             errs.append("GPUEC_CUDA_FAIL_AT_FRAME: expected one 'gpu-entropy: cuda stage on' line")
         if len(coded) != 1:
             errs.append("expected one 'gpu-entropy: <backend> stage coded N slices' line, found %d" % len(coded))
-        others = [m for lvl, m in gpu if not (ON_RE.match(m) or CODED_RE.match(m) or CUDA_FAILED_RE.match(m))]
+        others = [m for lvl, m in gpu
+                  if not (ON_RE.match(m) or CODED_RE.match(m) or CUDA_FAILED_RE.match(m) or MEMORY_RE.match(m))]
         if others:
             errs.append("unexpected gpu-entropy lines: %s" % others)
         if len(failed) == 1:
@@ -593,6 +595,10 @@ def check_stage_log(text, expect, backend, fail_at=None):
             if int(m.group(2)) <= 0:
                 errs.append("stage coded %s slices (must be > 0)" % m.group(2))
             info = "%s stage %s slices, %s MBs" % (m.group(1), m.group(2), m.group(3))
+            memory = [mm for lvl, mm in gpu if MEMORY_RE.match(mm)]
+            if len(memory) != (1 if m.group(1) == "cuda" else 0):
+                errs.append("%s stage: expected %s 'gpu-entropy: cuda stage memory: ...' line, found %s"
+                            % (m.group(1), "one" if m.group(1) == "cuda" else "no", memory))
     elif expect == "fallback":
         if len(fb) != 1:
             errs.append("expected exactly one 'gpu-entropy: <reason>; the stage is off, x264 writes the stream itself' line, found %d"
