@@ -38,8 +38,8 @@ case "$streams" in ""|matrix|matrix-1080p|fail-at) ;; *) echo "gpu-acceptance: -
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "$bundle" 2>/dev/null && pwd) || { echo "gpu-acceptance: no bundle at $bundle" >&2; exit 2; }
 H=$B/host
-for p in "$H/x264-stock" "$H/x264-patched" "$H/gpuec-clip" "$B/run.sh"; do
-  [ -e "$p" ] || { echo "gpu-acceptance: missing $p (tools/scripts/gpu-bundle.sh --tools-build BUILD)" >&2; exit 2; }
+for p in "$H/x264-stock" "$H/x264-patched" "$H/gpuec-clip" "$B/run.sh" "$B/data/sequences/foreman_qcif.y4m.xz"; do
+  [ -e "$p" ] || { echo "gpu-acceptance: missing $p (tools/scripts/gpu-bundle.sh --tools-build BUILD --data SHARED/sequences)" >&2; exit 2; }
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -78,14 +78,17 @@ C=(--stock "$H/x264-stock" --patched "$H/x264-patched" --clip-tool "$H/gpuec-cli
 [ -x "$B/bin/avc-reentropy" ] && C+=(--reentropy "$B/bin/avc-reentropy" --reentropy-backend cuda)
 python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/m" --decode-later "$work/streams/matrix" \
   >"$logs/matrix.log" 2>&1
-step "matrix.tsv, cuda: $(tail -1 "$logs/matrix.log")" $?
+rc=$?  # before the command substitution below, which sets $? itself
+step "matrix.tsv, cuda: $(tail -1 "$logs/matrix.log")" $rc
 python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/m1080" --matrix "$repo/tests/e2e/matrix-1080p.tsv" \
   --decode-later "$work/streams/matrix-1080p" >"$logs/matrix-1080p.log" 2>&1
-step "matrix-1080p.tsv, cuda: $(tail -1 "$logs/matrix-1080p.log")" $?
+rc=$?
+step "matrix-1080p.tsv, cuda: $(tail -1 "$logs/matrix-1080p.log")" $rc
 python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/fa" --decode-later "$work/streams/fail-at" \
   --fail-at-frame 3 --case fqcif_qp26_medium_smm37_t1_ir --case fqcif_qp10_ultrafast_s9_t3_ir \
   --case fqcif_qp0_medium_smm37_st3_key1 >"$logs/fail-at.log" 2>&1
-step "--fail-at-frame 3: $(tail -1 "$logs/fail-at.log")" $?
+rc=$?
+step "--fail-at-frame 3: $(tail -1 "$logs/fail-at.log")" $rc
 
 (cd "$work/streams" && find . -name '*.264' | sort | xargs md5sum) >"$out/streams.md5"
 echo "$(wc -l <"$out/streams.md5") streams in streams.md5" | tee -a "$summary"
