@@ -3,7 +3,9 @@
 #include "cavlc/frame_coder.h"
 
 #include <algorithm>
+#include <future>
 #include <new>
+#include <system_error>
 #include <vector>
 
 #include "cavlc/frame.h"
@@ -131,6 +133,46 @@ std::unique_ptr<FrameCoder> FrameCoder::create(gpu::Backend backend, int mb_widt
   }
   if (!c->init(mb_width, mb_height, why)) return nullptr;
   return c;
+}
+
+struct PendingCudaCoder::State {
+  struct Result {
+    std::unique_ptr<FrameCoder> coder;
+    std::string why;
+  };
+  std::future<Result> future;  // from std::async: its destructor waits for the thread
+  Result now;                  // the result when no thread could be started
+  bool taken = false;
+};
+
+PendingCudaCoder::PendingCudaCoder(int mb_width, int mb_height, int device) : state_(new State) {
+  auto make = [mb_width, mb_height, device] {
+    State::Result r;
+    r.coder = FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &r.why);
+    return r;
+  };
+  try {
+    state_->future = std::async(std::launch::async, make);
+  } catch (const std::system_error&) {
+    state_->now = make();
+  }
+}
+
+PendingCudaCoder::~PendingCudaCoder() = default;
+
+bool PendingCudaCoder::ready() const {
+  return !state_->future.valid() || state_->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+std::unique_ptr<FrameCoder> PendingCudaCoder::take(std::string* why) {
+  if (state_->taken) {
+    *why = "the pending CUDA coder was taken already";
+    return nullptr;
+  }
+  state_->taken = true;
+  State::Result r = state_->future.valid() ? state_->future.get() : std::move(state_->now);
+  if (!r.coder) *why = r.why;
+  return std::move(r.coder);
 }
 
 }  // namespace cavlc

@@ -539,7 +539,7 @@ def log_lines(text):
     return out
 
 
-def check_stage_log(text, expect, backend, fail_at=None):
+def check_stage_log(text, expect, backend, fail_at=None, wait_open=True):
     """Returns (errors, info) for one patched run. fail_at: GPUEC_CUDA_FAIL_AT_FRAME was set (cuda backend
     expected on, exactly one warning that it failed and the CPU took over, the closing line may name either)."""
     lines = log_lines(text)
@@ -596,7 +596,8 @@ def check_stage_log(text, expect, backend, fail_at=None):
                 errs.append("stage coded %s slices (must be > 0)" % m.group(2))
             info = "%s stage %s slices, %s MBs" % (m.group(1), m.group(2), m.group(3))
             memory = [mm for lvl, mm in gpu if MEMORY_RE.match(mm)]
-            if len(memory) != (1 if m.group(1) == "cuda" else 0):
+            # cuda: one line; with the context made in the background, none when the CPU coded every part
+            if len(memory) not in ((1,) if m.group(1) == "cuda" and wait_open else (0, 1) if m.group(1) == "cuda" else (0,)):
                 errs.append("%s stage: expected %s 'gpu-entropy: cuda stage memory: ...' line, found %s"
                             % (m.group(1), "one" if m.group(1) == "cuda" else "no", memory))
     elif expect == "fallback":
@@ -757,7 +758,10 @@ def run_case(args, runner, case):
         stock_cmd += ["-o", stock_out, clip]
         ours_cmd += ["-o", ours_out, clip]
         src, stext = runner.run(stock_cmd, p("stock%s.log" % tag), cmdfile, args.timeout)
-        ours_env = {"GPUEC_CUDA_FAIL_AT_FRAME": str(args.fail_at_frame)} if args.fail_at_frame is not None else None
+        ours_env = {"GPUEC_CUDA_FAIL_AT_FRAME": str(args.fail_at_frame)} if args.fail_at_frame is not None else {}
+        if args.cuda_open == "wait":  # every frame part on the GPU, not on the CPU while the context is made
+            ours_env["GPUEC_CUDA_WAIT_AT_OPEN"] = "1"
+        ours_env = ours_env or None
         orc, otext = runner.run(ours_cmd, p("ours%s.log" % tag), cmdfile, args.timeout, ours_env)
         label = "pass %d: " % ps if ps else ""
 
@@ -821,7 +825,7 @@ def run_case(args, runner, case):
                 fails.append("pass 1: stock x264 wrote no stats file")
 
         if args.stage_opt is None:
-            errs, info = check_stage_log(otext, case.expect, args.backend, args.fail_at_frame)
+            errs, info = check_stage_log(otext, case.expect, args.backend, args.fail_at_frame, args.cuda_open == "wait")
             fails += [label + e for e in errs]
             if info:
                 stage_infos.append(label + info)
@@ -1051,6 +1055,10 @@ def parse_args(argv):
     ap.add_argument("--check-decodes", metavar="DIR",
                     help="only decode the streams --decode-later kept in DIR with FFmpeg (-err_detect explode -xerror) "
                          "and compare every frame with the reconstruction's MD5; nothing else is run")
+    ap.add_argument("--cuda-open", choices=["wait", "background"], default="wait",
+                    help="with --backend cuda or auto: wait (default) sets GPUEC_CUDA_WAIT_AT_OPEN=1 for the patched "
+                         "encoder, so that every frame part runs on the GPU; background leaves it unset (x264's "
+                         "default: the CPU codes while the CUDA context is created)")
     ap.add_argument("--fail-at-frame", type=int, metavar="N",
                     help="with --backend cuda: set GPUEC_CUDA_FAIL_AT_FRAME=N for the patched encoder, so that the cuda "
                          "backend fails on purpose at its N-th frame part (from 0); stage cases then also require "

@@ -3,6 +3,7 @@
 // rbsp_slice_trailing_bits, with every backend this machine has: cpu always, cuda with a GPU.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "raster.h"
@@ -47,6 +48,40 @@ TEST(StageFrame, EveryBackendMatchesTheSliceCoder) {
       gpuec_stage_destroy(st);
     }
   }
+}
+
+// Without GPUEC_CUDA_WAIT_AT_OPEN the cuda coder is created in the background: the stage says cuda at once,
+// codes on the cpu meanwhile, and the first frame part after the coder is ready runs on the GPU (it then
+// holds device memory). Every part gives the slice coder's bytes, before and after; destroying a stage whose
+// coder is still being created waits for it.
+TEST(StageFrame, CudaCoderFromTheBackgroundTakesOver) {
+  REQUIRE_GPU();
+  const uint32_t seed = gpuec_test::test_seed("frame_test") + 3;
+  std::mt19937 rng(seed);
+  unsetenv("GPUEC_CUDA_WAIT_AT_OPEN");
+  char note[256];
+  gpuec_stage_destroy(gpuec_stage_create(45, 36, GPUEC_BACKEND_CUDA, 0, note, sizeof note));
+  gpuec_stage* st = gpuec_stage_create(45, 36, GPUEC_BACKEND_CUDA, 0, note, sizeof note);
+  setenv("GPUEC_CUDA_WAIT_AT_OPEN", "1", 1);
+  ASSERT_NE(st, nullptr) << note;
+  EXPECT_STREQ(note, "");
+  EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CUDA);
+  int64_t device = 0, pinned = 0;
+  int parts = 0, after = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (after < 3 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    const std::vector<std::vector<int>> cuts = layouts(rng, 45, 45 * 36);
+    const Part p = make_part(rng, 45, 0, 45 * 36, cuts[size_t(parts) % cuts.size()], 20);
+    run_part(st, p, "part " + std::to_string(parts) + ", seed " + std::to_string(seed));
+    ++parts;
+    gpuec_stage_memory(st, &device, &pinned);
+    after += device > 0;
+    EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CUDA);
+  }
+  EXPECT_EQ(after, 3) << "the cuda coder never took over (" << parts << " parts)";
+  char unreported[256];
+  EXPECT_EQ(gpuec_stage_note(st, unreported, sizeof unreported), 0) << unreported;
+  gpuec_stage_destroy(st);
 }
 
 // Records with their levels in raster order (gpuec_mb.coef_order), mixed with scan-order ones, give the

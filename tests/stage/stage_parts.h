@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -18,6 +19,10 @@
 #include "vle/bitwriter.h"
 
 namespace stage_test {
+
+// The stage's tests create the cuda coder at open (gpuec/stage.h, GPUEC_CUDA_WAIT_AT_OPEN), so that every
+// frame part of a cuda stage runs on the GPU; StageFrame.CudaCoderFromTheBackgroundTakesOver unsets it.
+inline const bool kWaitAtOpen = setenv("GPUEC_CUDA_WAIT_AT_OPEN", "1", 0) == 0;
 
 struct Slice {
   int first_mb, count;

@@ -84,6 +84,11 @@ python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/m1080" --matrix
   --decode-later "$work/streams/matrix-1080p" >"$logs/matrix-1080p.log" 2>&1
 rc=$?
 step "matrix-1080p.tsv, cuda: $(tail -1 "$logs/matrix-1080p.log")" $rc
+# x264's default open (issue 17): the CUDA context made in the background, the CPU coding meanwhile.
+python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/bg" --matrix "$repo/tests/e2e/matrix-1080p.tsv" \
+  --cuda-open background >"$logs/matrix-1080p-background.log" 2>&1
+rc=$?
+step "matrix-1080p.tsv, cuda, context made in the background: $(tail -1 "$logs/matrix-1080p-background.log")" $rc
 python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/fa" --decode-later "$work/streams/fail-at" \
   --fail-at-frame 3 --case fqcif_qp26_medium_smm37_t1_ir --case fqcif_qp10_ultrafast_s9_t3_ir \
   --case fqcif_qp0_medium_smm37_st3_key1 >"$logs/fail-at.log" 2>&1

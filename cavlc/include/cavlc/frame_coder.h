@@ -115,6 +115,28 @@ class FrameCoder {
   virtual bool complete(const uint8_t** out, const SliceResult** results, std::string* why) = 0;
 };
 
+// A kCuda coder created on a thread of its own. Creating a process's CUDA context and a coder's pinned and
+// device buffers takes about 130 ms in one process and over 2 s when 16 processes open at once (the driver
+// creates contexts one at a time; docs/benchmarks.md, issue 17), so a caller starts it at once and codes
+// on a kCpu coder until ready() (the bytes are the same). The destructor waits for the thread.
+class PendingCudaCoder {
+ public:
+  // Starts creating FrameCoder::create(kCuda, mb_width, mb_height, device) (on the calling thread when no
+  // thread can be started).
+  PendingCudaCoder(int mb_width, int mb_height, int device);
+  ~PendingCudaCoder();
+  PendingCudaCoder(const PendingCudaCoder&) = delete;
+  PendingCudaCoder& operator=(const PendingCudaCoder&) = delete;
+  // Whether take() would return at once. Never blocks.
+  bool ready() const;
+  // Waits for the creation and hands its coder over (once); nullptr with the reason in *why when it failed.
+  std::unique_ptr<FrameCoder> take(std::string* why);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // The frame coder's CPU path: the frame part `in` (host pointers; in.arena is the skeleton area, and
 // in.records_bit, slots_bit, zero_bit and slot_len are not read: the residual is coded straight into the
 // output) with slice_index as above, coded and assembled as encode_frame_cuda does (the same bits as

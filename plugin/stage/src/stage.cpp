@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -15,6 +16,7 @@
 #include "cavlc/frame_coder.h"
 #include "cavlc/slice.h"
 #include "gpu/backend.h"
+#include "gpu/device.h"
 
 static_assert(GPUEC_BACKEND_OFF == static_cast<int>(gpu::Backend::kOff) &&
                   GPUEC_BACKEND_CPU == static_cast<int>(gpu::Backend::kCpu) &&
@@ -57,6 +59,9 @@ struct gpuec_stage {
   int mb_height = 0;
   std::unique_ptr<cavlc::FrameCoder> coder;   // the one that codes the next part
   std::unique_ptr<cavlc::FrameCoder> failed;  // a cuda coder that failed (kept until the stage goes)
+  // The cuda coder being created on its own thread (GPUEC_CUDA_WAIT_AT_OPEN unset): `coder` is a cpu coder
+  // until it is ready, then it becomes `coder` at the start of the next frame part.
+  std::unique_ptr<cavlc::PendingCudaCoder> pending;
   // coder's input arrays (use_coder): the records are written here as x264 commits them
   gpuec_mb* recs = nullptr;
   int32_t* ids = nullptr;
@@ -133,6 +138,33 @@ int cuda_failed(gpuec_stage* s, const std::string& why, bool report) {
   return GPUEC_OK;
 }
 
+// At the start of a frame part: the cuda coder created in the background, when it is ready, codes from
+// this part on. A failed creation is a cuda failure after open (one note, the cpu from then on).
+void adopt_pending(gpuec_stage* s) {
+  if (!s->pending || !s->pending->ready()) return;
+  std::string why;
+  std::unique_ptr<cavlc::FrameCoder> c = s->pending->take(&why);
+  s->pending.reset();
+  if (g_cuda_failed) return;  // another stage failed meanwhile and reported it
+  if (!c) {
+    g_cuda_failed = true;
+    s->note = "the cuda backend failed (" + why + "); the cpu backend codes from here on, the stream is unchanged";
+    return;
+  }
+  use_coder(s, std::move(c));
+}
+
+// Whether CUDA device `device` can be asked for; the reason in *why when not.
+bool device_usable(int device, std::string* why) {
+  const int n = gpu::device_count(why);
+  if (n < 1) return false;
+  if (device >= n) {
+    *why = "device " + std::to_string(device) + " asked for, " + std::to_string(n) + " present";
+    return false;
+  }
+  return true;
+}
+
 // Submits the part to the coder (the cuda one, or the cpu one after a failure). Returns 0 or GPUEC_E*.
 int submit_part(gpuec_stage* s) {
   const int rows = static_cast<int>((s->n + static_cast<size_t>(s->mb_width) - 1) / static_cast<size_t>(s->mb_width));
@@ -201,11 +233,18 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
   std::string why;
   std::unique_ptr<cavlc::FrameCoder> coder;
   if (asked != gpu::Backend::kCpu) {
-    if (g_cuda_failed)
+    const char* wait = std::getenv("GPUEC_CUDA_WAIT_AT_OPEN");
+    if (g_cuda_failed) {
       why = "the cuda backend failed earlier in this process";
-    else
+    } else if (wait && *wait && std::strcmp(wait, "0") != 0) {
       coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
-    if (!coder && asked == gpu::Backend::kCuda)
+    } else if (device_usable(device, &why)) {  // the driver is up; the context and buffers come in the background
+      s->pending.reset(new (std::nothrow) cavlc::PendingCudaCoder(mb_width, mb_height, device));
+      if (!s->pending) why = "out of memory";
+    }
+    if (s->pending) {
+      // the cpu coder below codes until the cuda one is ready
+    } else if (!coder && asked == gpu::Backend::kCuda)
       set_note(note, note_size, ("cuda backend unavailable (" + why + "); using the cpu backend").c_str());
     else if (!coder)  // auto: why the cpu backend (x264 then keeps its own writer: the encoder's choice)
       set_note(note, note_size, ("no usable CUDA device (" + why + ")").c_str());
@@ -231,7 +270,9 @@ void gpuec_stage_destroy(gpuec_stage* s) {
   delete s;
 }
 
-int gpuec_stage_backend(const gpuec_stage* s) { return static_cast<int>(s->coder->backend()); }
+int gpuec_stage_backend(const gpuec_stage* s) {
+  return s->pending ? GPUEC_BACKEND_CUDA : static_cast<int>(s->coder->backend());
+}
 
 int gpuec_stage_note(gpuec_stage* s, char* note, size_t note_size) {
   if (s->note.empty()) return 0;
@@ -259,6 +300,7 @@ void gpuec_stage_memory(const gpuec_stage* s, int64_t* device_bytes, int64_t* pi
 
 void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
   if (s->part != Part::kOpen || s->slices.empty()) {  // a new frame part
+    adopt_pending(s);
     s->part = Part::kOpen;
     s->slices.clear();
     s->skel_used = 0;

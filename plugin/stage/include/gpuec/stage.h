@@ -29,6 +29,16 @@
  * and every stage of the process uses the cpu backend from then on. Environment:
  *   GPUEC_CUDA_FAIL_AT_FRAME=N  the cuda backend fails on purpose at the N-th frame part submitted in
  *                               the process (counting from 0), to test the fallback.
+ *   GPUEC_CUDA_WAIT_AT_OPEN=1   gpuec_stage_create creates the CUDA context and buffers itself (see below)
+ *                               instead of in the background, so that every frame part runs on the GPU
+ *                               (the GPU tests set it).
+ *
+ * Opening. With the cuda (or auto) backend, gpuec_stage_create checks that the device exists (the driver's
+ * initialisation, about 0.1 s) and starts creating the CUDA context and the stage's pinned and device
+ * buffers on a thread of its own: about 0.13 s in one process, over 2 s when 16 processes open at once (the
+ * driver creates contexts one at a time). Until that is done the stage codes on the CPU (the same bytes);
+ * the first frame part after it runs on the GPU. A failure of that creation is a CUDA failure after open
+ * (below). gpuec_stage_destroy waits for the creation to end.
  *
  * Errors are negative return values (GPUEC_E*); no exception crosses this interface. Nothing here
  * allocates per macroblock; buffers grow only when a frame part is larger than any before. */
@@ -76,7 +86,9 @@ gpuec_stage *gpuec_stage_create(int mb_width, int mb_height, int backend, int de
                                 size_t note_size);
 void gpuec_stage_destroy(gpuec_stage *stage);
 
-int gpuec_stage_backend(const gpuec_stage *stage);  /* GPUEC_BACKEND_CPU or GPUEC_BACKEND_CUDA (now) */
+/* GPUEC_BACKEND_CUDA while the stage codes on the GPU or its CUDA context and buffers are being created
+ * (frame parts coded on the CPU meanwhile), else GPUEC_BACKEND_CPU. */
+int gpuec_stage_backend(const gpuec_stage *stage);
 
 /* A note the stage has not reported yet (the CUDA backend failed and the CPU took over), copied to
  * `note`; returns 1 when there was one (it is then cleared), 0 when not. */
