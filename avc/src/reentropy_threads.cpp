@@ -30,8 +30,9 @@ namespace avc {
 namespace {
 
 struct SliceJob {
-  Rbsp rbsp;
-  SliceHeader sh;
+  uint64_t nal_header = 0, nal_size = 0;  // the NAL unit in the input
+  Rbsp rbsp;       // unescaped by the worker
+  SliceHeader sh;  // parsed by the calling thread (stop_bit: by the worker)
   int64_t nal_index = 0;
   int32_t uid = 0;  // unique in the stream: a worker's PictureContext never holds it from another slice
   SliceTarget target;
@@ -114,7 +115,7 @@ class Driver {
 
   // the slice waiting for the next header (its range)
   bool have_pending_ = false;
-  SliceJob pending_;
+  SliceHeader pending_sh_;
   const NalUnit* pending_unit_ = nullptr;
   int32_t next_uid_ = 0;
   int64_t slice_nals_ = 0;  // slice NAL units in the stream
@@ -164,7 +165,11 @@ void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
   if (ok) {
     if (pic.n_mbs != b.pic_mbs || pic.mb_width != b.width) pic.reset(b.width, b.pic_mbs);
     Error err;
-    ok = parse_slice_into(job.rbsp.bytes.data(), job.rbsp.bytes.size(), job.sh, groups_, job.uid, pic, job.target, err);
+    // The calling thread read the header from a prefix (HeaderParser::parse_slice_header_only): the whole
+    // RBSP and its stop bit here.
+    ok = extract_rbsp(data_ + job.nal_header, size_t(job.nal_size), job.rbsp, err) &&
+         rbsp_stop_bit(job.rbsp.bytes.data(), job.rbsp.bytes.size(), &job.sh.stop_bit) &&
+         parse_slice_into(job.rbsp.bytes.data(), job.rbsp.bytes.size(), job.sh, groups_, job.uid, pic, job.target, err);
     if (ok) {
       SliceTarget& t = job.target;
       // rbsp_stop_one_bit after the skeleton, in place (cavlc::put_skeleton's layout)
@@ -346,7 +351,7 @@ bool Driver::write_until(const Batch* until) {
 
 bool Driver::dispatch(int32_t last_allowed) {
   have_pending_ = false;
-  const SliceHeader& sh = pending_.sh;
+  const SliceHeader& sh = pending_sh_;
   const int width = int(sh.pic_width_in_mbs), pic_mbs = int(sh.pic_size_in_mbs);
   const int32_t first = int32_t(sh.first_mb_in_slice);
   if (width < 1 || pic_mbs < width || pic_mbs % width || first >= pic_mbs || last_allowed < first ||
@@ -372,7 +377,10 @@ bool Driver::dispatch(int32_t last_allowed) {
     ++b->bands_used;
     std::fill(b->occupied.begin(), b->occupied.end(), uint8_t{0});
   }
-  const size_t reserve = (size_t(sh.stop_bit / 8) + 16 + 3) & ~size_t{3};
+  // parse_slice_into's skeleton bound, sh.stop_bit / 8 + 16, from the NAL's size (the RBSP is not shorter
+  // than the NAL's payload by more than its emulation prevention bytes; stop_bit is the worker's).
+  const NalUnit& nal = *pending_unit_;
+  const size_t reserve = (size_t(nal.size()) + 16 + 3) & ~size_t{3};
   if (b->skel_used + reserve > b->skel_cap) {  // the area may move: nobody may be writing into it
     if (!wait_parsed(b)) return false;
     const size_t cap = std::max({b->skel_used + reserve, 2 * b->skel_cap, size_t(1) << 20});
@@ -383,12 +391,12 @@ bool Driver::dispatch(int32_t last_allowed) {
   if (b->jobs.size() == b->n) b->jobs.emplace_back();
   const size_t j = b->n;
   SliceJob& job = b->jobs[j];
-  std::swap(job.rbsp, pending_.rbsp);
+  job.nal_header = nal.header;
+  job.nal_size = nal.size();
   job.sh = sh;
   job.uid = next_uid_++;
-  const NalUnit& nal = *pending_unit_;
   job.begin = nal.begin;
-  job.end = nal.header + uint64_t(job.rbsp.header_bytes);
+  job.end = nal.header + uint64_t(nal_header_bytes(nal.nal_unit_type));
   job.tail_begin = nal.end;
   job.tail_end = nal.range_end;
   SliceTarget& t = job.target;
@@ -438,7 +446,7 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   bool have_prev = false;
   uint32_t pic_mbs = 0;
   Error err;
-  auto flush_pending = [&]() { return !have_pending_ || dispatch(int32_t(pending_.sh.pic_size_in_mbs) - 1); };
+  auto flush_pending = [&]() { return !have_pending_ || dispatch(int32_t(pending_sh_.pic_size_in_mbs) - 1); };
   for (size_t i = 0; i < nals.size(); ++i) {
     const NalUnit& nal = nals[i];
     ++st.nal_units;
@@ -446,7 +454,8 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
       if (!flush_pending()) return false;
       if ((nal.nal_unit_type == kNalSps || nal.nal_unit_type == kNalPps) && !wait_parsed(nullptr)) return false;
     }
-    if (!hp.parse(data_, nal, int64_t(i), err)) return false;
+    if (!(nal.is_slice() ? hp.parse_slice_header_only(data_, nal, int64_t(i), err) : hp.parse(data_, nal, int64_t(i), err)))
+      return false;
     if (!nal.is_slice()) {
       items_.push_back(Item{nal.begin, nal.range_end, nullptr, 0});
       continue;
@@ -464,7 +473,7 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
     }
     pic_mbs = sh.pic_size_in_mbs;
     if (have_pending_) {
-      const SliceHeader& p = pending_.sh;
+      const SliceHeader& p = pending_sh_;
       const bool bounded = !new_picture && !p.redundant() && !sh.redundant() && p.pps->num_slice_groups == 1 &&
                            sh.first_mb_in_slice > p.first_mb_in_slice;
       if (!dispatch(bounded ? int32_t(sh.first_mb_in_slice) - 1 : int32_t(p.pic_size_in_mbs) - 1)) return false;
@@ -473,8 +482,7 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
       if (!wait_parsed(nullptr)) return false;
       groups_.update(*sh.sps, *sh.pps, sh.slice_group_change_cycle, hp.params().generation());
     }
-    hp.swap_rbsp(pending_.rbsp);
-    pending_.sh = sh;
+    pending_sh_ = sh;
     pending_unit_ = &nal;
     have_pending_ = true;
   }
