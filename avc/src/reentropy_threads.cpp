@@ -4,7 +4,10 @@
 // slices, one slice group), else up to the picture's end. Worker threads parse each slice straight into the
 // batch coder's arrays (parse_slice_into: records, slice indices, leads, TotalCoeff records, skeleton), and
 // the worker that finishes a closed batch's last slice codes it (kCuda: on the GPU while the next batches
-// are parsed) and escapes its slices. The calling thread writes the pieces in stream order.
+// are parsed) and escapes its slices. The calling thread writes the pieces in stream order. The calling
+// thread reads only each slice's header (from an unescaped prefix); the worker unescapes the slice.
+// kCuda (kAuto with a device): the GPU coders are created in the background from the first slice on;
+// batches begun before they are ready are CPU batches (one picture), later ones take a GPU coder.
 // A slice that runs past its range (overlapping slices), any parse error or backend failure stops this
 // path: the caller then runs the sequential one.
 #include "reentropy_threads.h"
@@ -24,6 +27,7 @@
 #include "avc/slice_group.h"
 #include "cavlc/frame.h"
 #include "cavlc/frame_coder.h"
+#include "gpu/device.h"
 
 namespace avc {
 
@@ -45,8 +49,12 @@ struct SliceJob {
 };
 
 struct Batch {
-  std::unique_ptr<cavlc::FrameCoder> coder;
-  int width = 0, pic_mbs = 0, rows_per_band = 0, bands = 0, bands_used = 0;
+  // The coder it is filled into: its own CPU coder (one picture), or a GPU coder from the driver's pool
+  // (many pictures), held until the batch is written.
+  std::unique_ptr<cavlc::FrameCoder> cpu_coder, gpu_coder;
+  int cpu_width = 0, cpu_rows = 0, gpu_width = 0, gpu_rows = 0;
+  cavlc::FrameCoder* coder = nullptr;
+  int width = 0, pic_mbs = 0, bands = 0, bands_used = 0;
   std::vector<uint8_t> occupied;  // the last band's reserved positions
   size_t skel_used = 0, skel_cap = 0;
   uint8_t* skel = nullptr;
@@ -92,6 +100,7 @@ class Driver {
   void code(Batch& b);
 
   bool configure(Batch& b, int width, int pic_mbs);
+  bool take_gpu_coders();  // the pending ones into the pool; false: kCuda and they failed
   Batch* acquire();  // the next batch of the ring, written out and free
   void close();      // the batch being filled: coded once its slices are parsed
   bool dispatch(int32_t last_allowed);  // the pending slice, with its range
@@ -104,7 +113,22 @@ class Driver {
 
   const uint8_t* data_;
   RecoderOptions opt_;
-  gpu::Backend backend_ = gpu::Backend::kCpu;
+  // The CUDA mode (kCuda, or kAuto with a device): GPU coders are created in the background from the first
+  // slice on (kGpuCoders of them: one batch on the GPU, two being filled); until they are ready, batches
+  // are CPU batches of one picture, as with kCpu; from then on every batch takes one from the pool.
+  static constexpr int kGpuCoders = 3;
+  bool cuda_mode_ = false;
+  std::vector<std::unique_ptr<cavlc::PendingCudaCoder>> pending_gpu_;
+  int pending_width_ = 0, pending_rows_ = 0;
+  bool gpu_taken_ = false;
+  struct PooledCoder {
+    std::unique_ptr<cavlc::FrameCoder> coder;
+    int width, rows;
+  };
+  std::vector<PooledCoder> gpu_pool_;  // free GPU coders
+  std::deque<Batch*> gpu_batches_;     // the batches holding one, in write order
+  long long cuda_from_batch_ = -1;     // the test hook GPUEC_REENTROPY_CUDA_FROM_BATCH
+  long long configured_ = 0;           // batches configured so far
   std::vector<std::unique_ptr<Batch>> ring_;
   size_t next_batch_ = 0;
   Batch* cur_ = nullptr;
@@ -262,24 +286,76 @@ void Driver::code(Batch& b) {
   done_cv_.notify_all();
 }
 
-bool Driver::configure(Batch& b, int width, int pic_mbs) {
-  // A band holds at least one slice: no more bands than the stream has slices (a short stream's coders,
-  // their pinned and device memory, stay small; each process pays their allocation).
-  const int bands = backend_ == gpu::Backend::kCpu
-                        ? 1
-                        : int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs,
-                                                                       slice_nals_})));
-  if (!b.coder || b.width != width || b.pic_mbs != pic_mbs || b.bands != bands) {
-    b.coder.reset();
+bool Driver::take_gpu_coders() {
+  gpu_taken_ = true;
+  std::vector<std::unique_ptr<cavlc::PendingCudaCoder>> pending;
+  pending.swap(pending_gpu_);
+  for (std::unique_ptr<cavlc::PendingCudaCoder>& p : pending) {
     std::string why;
-    b.coder = cavlc::FrameCoder::create(backend_, width, pic_mbs / width * bands, opt_.device, &why);
-    if (!b.coder) return false;
-    b.skel = nullptr;
-    b.skel_cap = 0;
+    std::unique_ptr<cavlc::FrameCoder> c = p->take(&why);
+    if (!c) {  // kCuda: the sequential path reports it; kAuto: the CPU from here on
+      gpu_pool_.clear();
+      cuda_mode_ = false;
+      return opt_.backend != gpu::Backend::kCuda;
+    }
+    gpu_pool_.push_back(PooledCoder{std::move(c), pending_width_, pending_rows_});
   }
+  return true;
+}
+
+bool Driver::configure(Batch& b, int width, int pic_mbs) {
+  // A GPU batch holds at least one slice a band: no more bands than the stream has slices (a short
+  // stream's coders, their pinned and device memory, stay small; each process pays their allocation).
+  const int gpu_bands =
+      int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs, slice_nals_})));
+  const int height = pic_mbs / width;
+  if (cuda_mode_ && !gpu_taken_) {
+    if (pending_gpu_.empty()) {  // the first batch: start them, sized for its pictures
+      pending_width_ = width;
+      pending_rows_ = height * gpu_bands;
+      for (int i = 0; i < kGpuCoders; ++i)
+        pending_gpu_.emplace_back(new cavlc::PendingCudaCoder(pending_width_, pending_rows_, opt_.device));
+    }
+    bool ready = true;
+    for (const auto& p : pending_gpu_) ready = ready && p->ready();
+    if ((cuda_from_batch_ >= 0 ? configured_ >= cuda_from_batch_ : ready) && !take_gpu_coders()) return false;
+  }
+  ++configured_;
+  std::string why;
+  if (cuda_mode_ && gpu_taken_) {
+    if (!b.gpu_coder) {
+      if (gpu_pool_.empty() && !write_until(gpu_batches_.front())) return false;  // which frees its coder
+      PooledCoder& c = gpu_pool_.back();
+      b.gpu_coder = std::move(c.coder);
+      b.gpu_width = c.width;
+      b.gpu_rows = c.rows;
+      gpu_pool_.pop_back();
+      gpu_batches_.push_back(&b);
+    }
+    if (b.gpu_width != width || b.gpu_rows != height * gpu_bands) {  // another picture size
+      b.gpu_coder.reset();
+      b.gpu_coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, width, height * gpu_bands, opt_.device, &why);
+      if (!b.gpu_coder) return false;
+      b.gpu_width = width;
+      b.gpu_rows = height * gpu_bands;
+    }
+    b.coder = b.gpu_coder.get();
+    b.bands = gpu_bands;
+  } else {
+    if (!b.cpu_coder || b.cpu_width != width || b.cpu_rows != height) {
+      b.cpu_coder.reset();
+      b.cpu_coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, width, height, opt_.device, &why);
+      if (!b.cpu_coder) return false;
+      b.cpu_width = width;
+      b.cpu_rows = height;
+    }
+    b.coder = b.cpu_coder.get();
+    b.bands = 1;
+  }
+  b.skel = nullptr;  // the coder's area, asked for by the first slice
+  b.skel_cap = 0;
   b.width = width;
   b.pic_mbs = pic_mbs;
-  b.bands = bands;
   b.bands_used = 0;
   b.skel_used = 0;
   b.occupied.assign(size_t(pic_mbs), 0);
@@ -333,12 +409,20 @@ bool Driver::write_until(const Batch* until) {
     out.insert(out.end(), data_ + job.tail_begin, data_ + job.tail_end);
     ++st.slices;
     st.macroblocks += job.target.n_mbs;
+    const bool on_gpu = b.coder->backend() == gpu::Backend::kCuda;
+    (on_gpu ? st.cuda_macroblocks : st.cpu_macroblocks) += job.target.n_mbs;
     st.coded_macroblocks += job.target.coded_mbs;
     st.residual_bits += int64_t(job.residual_bits);
     st.recoded_differs += !job.same;
     st.nonstandard_escaping += !job.rbsp.standard_escaping;
     ++next_item_;
     if (++b.written == b.n) {
+      ++(on_gpu ? st.cuda_batches : st.cpu_batches);
+      if (b.gpu_coder) {  // back to the pool (the batches holding one are written in the order they took it)
+        gpu_pool_.push_back(PooledCoder{std::move(b.gpu_coder), b.gpu_width, b.gpu_rows});
+        gpu_batches_.pop_front();
+      }
+      b.coder = nullptr;
       b.n = b.written = 0;
       b.closed = b.coded = false;
       b.bands_used = 0;
@@ -430,14 +514,18 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   out_ = &out;
   st_ = &st;
   for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
-  {
+  if (opt_.backend == gpu::Backend::kCuda) {
+    cuda_mode_ = true;
+  } else if (opt_.backend == gpu::Backend::kAuto) {
     std::string why;
-    const std::unique_ptr<cavlc::FrameCoder> probe = cavlc::FrameCoder::create(opt_.backend, 1, 1, opt_.device, &why);
-    if (!probe) return false;
-    backend_ = probe->backend();
+    cuda_mode_ = gpu::device_count(&why) > 0;
+  } else if (opt_.backend != gpu::Backend::kCpu) {
+    return false;
   }
-  // kCpu: a picture per batch, coded on the workers; kCuda: one batch on the GPU, two being parsed.
-  const size_t n_batches = backend_ == gpu::Backend::kCpu ? size_t(opt_.threads) + 2 : 3;
+  if (cuda_mode_) cuda_from_batch_ = gpu::fail_at_frame("GPUEC_REENTROPY_CUDA_FROM_BATCH");
+  // A CPU batch (one picture) per thread and two more, coded on the workers; at most kGpuCoders of them
+  // hold a GPU coder.
+  const size_t n_batches = size_t(opt_.threads) + 2;
   for (size_t i = 0; i < n_batches; ++i) ring_.emplace_back(new Batch);
   start_workers(opt_.threads);
 
@@ -488,7 +576,17 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   }
   if (!flush_pending()) return false;
   close();
-  return write_until(nullptr) && !failed();
+  if (!write_until(nullptr) || failed()) return false;
+  // kCuda coded on the CPU only, the stream done before the GPU was ready: the backend must still work
+  // (else the sequential path reports why). The wait costs nothing: the pending coders' destructors wait.
+  if (opt_.backend == gpu::Backend::kCuda && !gpu_taken_) {
+    if (pending_gpu_.empty()) {  // no slice
+      std::string why;
+      return cavlc::FrameCoder::create(gpu::Backend::kCuda, 1, 1, opt_.device, &why) != nullptr;
+    }
+    return take_gpu_coders();
+  }
+  return true;
 }
 
 }  // namespace
