@@ -31,4 +31,17 @@ bool HeaderParser::parse(const uint8_t* stream, const NalUnit& nal, int64_t inde
   }
 }
 
+bool HeaderParser::parse_slice_header_only(const uint8_t* stream, const NalUnit& nal, int64_t index, Error& err) {
+  const uint8_t* bytes = stream + nal.header;
+  for (uint64_t take = 64; take < nal.size(); take *= 2) {
+    Error prefix_err;
+    if (extract_rbsp(bytes, size_t(take), rbsp_, prefix_err) &&
+        parse_slice_header(bytes[0], rbsp_.bytes.data(), rbsp_.bytes.size(), params_, slice_, prefix_err)) {
+      slice_.stop_bit = 0;
+      return true;
+    }
+  }
+  return parse(stream, nal, index, err);  // the whole NAL: parse()'s result and error exactly
+}
+
 }  // namespace avc

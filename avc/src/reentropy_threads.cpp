@@ -4,7 +4,10 @@
 // slices, one slice group), else up to the picture's end. Worker threads parse each slice straight into the
 // batch coder's arrays (parse_slice_into: records, slice indices, leads, TotalCoeff records, skeleton), and
 // the worker that finishes a closed batch's last slice codes it (kCuda: on the GPU while the next batches
-// are parsed) and escapes its slices. The calling thread writes the pieces in stream order.
+// are parsed) and escapes its slices. The calling thread writes the pieces in stream order. The calling
+// thread reads only each slice's header (from an unescaped prefix); the worker unescapes the slice.
+// kCuda (kAuto with a device): the GPU coders are created in the background from the first slice on;
+// batches begun before they are ready are CPU batches (one picture), later ones take a GPU coder.
 // A slice that runs past its range (overlapping slices), any parse error or backend failure stops this
 // path: the caller then runs the sequential one.
 #include "reentropy_threads.h"
@@ -24,14 +27,16 @@
 #include "avc/slice_group.h"
 #include "cavlc/frame.h"
 #include "cavlc/frame_coder.h"
+#include "gpu/device.h"
 
 namespace avc {
 
 namespace {
 
 struct SliceJob {
-  Rbsp rbsp;
-  SliceHeader sh;
+  uint64_t nal_header = 0, nal_size = 0;  // the NAL unit in the input
+  Rbsp rbsp;       // unescaped by the worker
+  SliceHeader sh;  // parsed by the calling thread (stop_bit: by the worker)
   int64_t nal_index = 0;
   int32_t uid = 0;  // unique in the stream: a worker's PictureContext never holds it from another slice
   SliceTarget target;
@@ -44,8 +49,12 @@ struct SliceJob {
 };
 
 struct Batch {
-  std::unique_ptr<cavlc::FrameCoder> coder;
-  int width = 0, pic_mbs = 0, rows_per_band = 0, bands = 0, bands_used = 0;
+  // The coder it is filled into: its own CPU coder (one picture), or a GPU coder from the driver's pool
+  // (many pictures), held until the batch is written.
+  std::unique_ptr<cavlc::FrameCoder> cpu_coder, gpu_coder;
+  int cpu_width = 0, cpu_rows = 0, gpu_width = 0, gpu_rows = 0;
+  cavlc::FrameCoder* coder = nullptr;
+  int width = 0, pic_mbs = 0, bands = 0, bands_used = 0;
   std::vector<uint8_t> occupied;  // the last band's reserved positions
   size_t skel_used = 0, skel_cap = 0;
   uint8_t* skel = nullptr;
@@ -91,6 +100,7 @@ class Driver {
   void code(Batch& b);
 
   bool configure(Batch& b, int width, int pic_mbs);
+  bool take_gpu_coders();  // the pending ones into the pool; false: kCuda and they failed
   Batch* acquire();  // the next batch of the ring, written out and free
   void close();      // the batch being filled: coded once its slices are parsed
   bool dispatch(int32_t last_allowed);  // the pending slice, with its range
@@ -103,7 +113,22 @@ class Driver {
 
   const uint8_t* data_;
   RecoderOptions opt_;
-  gpu::Backend backend_ = gpu::Backend::kCpu;
+  // The CUDA mode (kCuda, or kAuto with a device): GPU coders are created in the background from the first
+  // slice on (kGpuCoders of them: one batch on the GPU, two being filled); until they are ready, batches
+  // are CPU batches of one picture, as with kCpu; from then on every batch takes one from the pool.
+  static constexpr int kGpuCoders = 3;
+  bool cuda_mode_ = false;
+  std::vector<std::unique_ptr<cavlc::PendingCudaCoder>> pending_gpu_;
+  int pending_width_ = 0, pending_rows_ = 0;
+  bool gpu_taken_ = false;
+  struct PooledCoder {
+    std::unique_ptr<cavlc::FrameCoder> coder;
+    int width, rows;
+  };
+  std::vector<PooledCoder> gpu_pool_;  // free GPU coders
+  std::deque<Batch*> gpu_batches_;     // the batches holding one, in write order
+  long long cuda_from_batch_ = -1;     // the test hook GPUEC_REENTROPY_CUDA_FROM_BATCH
+  long long configured_ = 0;           // batches configured so far
   std::vector<std::unique_ptr<Batch>> ring_;
   size_t next_batch_ = 0;
   Batch* cur_ = nullptr;
@@ -114,7 +139,7 @@ class Driver {
 
   // the slice waiting for the next header (its range)
   bool have_pending_ = false;
-  SliceJob pending_;
+  SliceHeader pending_sh_;
   const NalUnit* pending_unit_ = nullptr;
   int32_t next_uid_ = 0;
   int64_t slice_nals_ = 0;  // slice NAL units in the stream
@@ -164,7 +189,11 @@ void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
   if (ok) {
     if (pic.n_mbs != b.pic_mbs || pic.mb_width != b.width) pic.reset(b.width, b.pic_mbs);
     Error err;
-    ok = parse_slice_into(job.rbsp.bytes.data(), job.rbsp.bytes.size(), job.sh, groups_, job.uid, pic, job.target, err);
+    // The calling thread read the header from a prefix (HeaderParser::parse_slice_header_only): the whole
+    // RBSP and its stop bit here.
+    ok = extract_rbsp(data_ + job.nal_header, size_t(job.nal_size), job.rbsp, err) &&
+         rbsp_stop_bit(job.rbsp.bytes.data(), job.rbsp.bytes.size(), &job.sh.stop_bit) &&
+         parse_slice_into(job.rbsp.bytes.data(), job.rbsp.bytes.size(), job.sh, groups_, job.uid, pic, job.target, err);
     if (ok) {
       SliceTarget& t = job.target;
       // rbsp_stop_one_bit after the skeleton, in place (cavlc::put_skeleton's layout)
@@ -257,24 +286,76 @@ void Driver::code(Batch& b) {
   done_cv_.notify_all();
 }
 
-bool Driver::configure(Batch& b, int width, int pic_mbs) {
-  // A band holds at least one slice: no more bands than the stream has slices (a short stream's coders,
-  // their pinned and device memory, stay small; each process pays their allocation).
-  const int bands = backend_ == gpu::Backend::kCpu
-                        ? 1
-                        : int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs,
-                                                                       slice_nals_})));
-  if (!b.coder || b.width != width || b.pic_mbs != pic_mbs || b.bands != bands) {
-    b.coder.reset();
+bool Driver::take_gpu_coders() {
+  gpu_taken_ = true;
+  std::vector<std::unique_ptr<cavlc::PendingCudaCoder>> pending;
+  pending.swap(pending_gpu_);
+  for (std::unique_ptr<cavlc::PendingCudaCoder>& p : pending) {
     std::string why;
-    b.coder = cavlc::FrameCoder::create(backend_, width, pic_mbs / width * bands, opt_.device, &why);
-    if (!b.coder) return false;
-    b.skel = nullptr;
-    b.skel_cap = 0;
+    std::unique_ptr<cavlc::FrameCoder> c = p->take(&why);
+    if (!c) {  // kCuda: the sequential path reports it; kAuto: the CPU from here on
+      gpu_pool_.clear();
+      cuda_mode_ = false;
+      return opt_.backend != gpu::Backend::kCuda;
+    }
+    gpu_pool_.push_back(PooledCoder{std::move(c), pending_width_, pending_rows_});
   }
+  return true;
+}
+
+bool Driver::configure(Batch& b, int width, int pic_mbs) {
+  // A GPU batch holds at least one slice a band: no more bands than the stream has slices (a short
+  // stream's coders, their pinned and device memory, stay small; each process pays their allocation).
+  const int gpu_bands =
+      int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs, slice_nals_})));
+  const int height = pic_mbs / width;
+  if (cuda_mode_ && !gpu_taken_) {
+    if (pending_gpu_.empty()) {  // the first batch: start them, sized for its pictures
+      pending_width_ = width;
+      pending_rows_ = height * gpu_bands;
+      for (int i = 0; i < kGpuCoders; ++i)
+        pending_gpu_.emplace_back(new cavlc::PendingCudaCoder(pending_width_, pending_rows_, opt_.device));
+    }
+    bool ready = true;
+    for (const auto& p : pending_gpu_) ready = ready && p->ready();
+    if ((cuda_from_batch_ >= 0 ? configured_ >= cuda_from_batch_ : ready) && !take_gpu_coders()) return false;
+  }
+  ++configured_;
+  std::string why;
+  if (cuda_mode_ && gpu_taken_) {
+    if (!b.gpu_coder) {
+      if (gpu_pool_.empty() && !write_until(gpu_batches_.front())) return false;  // which frees its coder
+      PooledCoder& c = gpu_pool_.back();
+      b.gpu_coder = std::move(c.coder);
+      b.gpu_width = c.width;
+      b.gpu_rows = c.rows;
+      gpu_pool_.pop_back();
+      gpu_batches_.push_back(&b);
+    }
+    if (b.gpu_width != width || b.gpu_rows != height * gpu_bands) {  // another picture size
+      b.gpu_coder.reset();
+      b.gpu_coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, width, height * gpu_bands, opt_.device, &why);
+      if (!b.gpu_coder) return false;
+      b.gpu_width = width;
+      b.gpu_rows = height * gpu_bands;
+    }
+    b.coder = b.gpu_coder.get();
+    b.bands = gpu_bands;
+  } else {
+    if (!b.cpu_coder || b.cpu_width != width || b.cpu_rows != height) {
+      b.cpu_coder.reset();
+      b.cpu_coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, width, height, opt_.device, &why);
+      if (!b.cpu_coder) return false;
+      b.cpu_width = width;
+      b.cpu_rows = height;
+    }
+    b.coder = b.cpu_coder.get();
+    b.bands = 1;
+  }
+  b.skel = nullptr;  // the coder's area, asked for by the first slice
+  b.skel_cap = 0;
   b.width = width;
   b.pic_mbs = pic_mbs;
-  b.bands = bands;
   b.bands_used = 0;
   b.skel_used = 0;
   b.occupied.assign(size_t(pic_mbs), 0);
@@ -328,12 +409,20 @@ bool Driver::write_until(const Batch* until) {
     out.insert(out.end(), data_ + job.tail_begin, data_ + job.tail_end);
     ++st.slices;
     st.macroblocks += job.target.n_mbs;
+    const bool on_gpu = b.coder->backend() == gpu::Backend::kCuda;
+    (on_gpu ? st.cuda_macroblocks : st.cpu_macroblocks) += job.target.n_mbs;
     st.coded_macroblocks += job.target.coded_mbs;
     st.residual_bits += int64_t(job.residual_bits);
     st.recoded_differs += !job.same;
     st.nonstandard_escaping += !job.rbsp.standard_escaping;
     ++next_item_;
     if (++b.written == b.n) {
+      ++(on_gpu ? st.cuda_batches : st.cpu_batches);
+      if (b.gpu_coder) {  // back to the pool (the batches holding one are written in the order they took it)
+        gpu_pool_.push_back(PooledCoder{std::move(b.gpu_coder), b.gpu_width, b.gpu_rows});
+        gpu_batches_.pop_front();
+      }
+      b.coder = nullptr;
       b.n = b.written = 0;
       b.closed = b.coded = false;
       b.bands_used = 0;
@@ -346,7 +435,7 @@ bool Driver::write_until(const Batch* until) {
 
 bool Driver::dispatch(int32_t last_allowed) {
   have_pending_ = false;
-  const SliceHeader& sh = pending_.sh;
+  const SliceHeader& sh = pending_sh_;
   const int width = int(sh.pic_width_in_mbs), pic_mbs = int(sh.pic_size_in_mbs);
   const int32_t first = int32_t(sh.first_mb_in_slice);
   if (width < 1 || pic_mbs < width || pic_mbs % width || first >= pic_mbs || last_allowed < first ||
@@ -372,7 +461,10 @@ bool Driver::dispatch(int32_t last_allowed) {
     ++b->bands_used;
     std::fill(b->occupied.begin(), b->occupied.end(), uint8_t{0});
   }
-  const size_t reserve = (size_t(sh.stop_bit / 8) + 16 + 3) & ~size_t{3};
+  // parse_slice_into's skeleton bound, sh.stop_bit / 8 + 16, from the NAL's size (the RBSP is not shorter
+  // than the NAL's payload by more than its emulation prevention bytes; stop_bit is the worker's).
+  const NalUnit& nal = *pending_unit_;
+  const size_t reserve = (size_t(nal.size()) + 16 + 3) & ~size_t{3};
   if (b->skel_used + reserve > b->skel_cap) {  // the area may move: nobody may be writing into it
     if (!wait_parsed(b)) return false;
     const size_t cap = std::max({b->skel_used + reserve, 2 * b->skel_cap, size_t(1) << 20});
@@ -383,12 +475,12 @@ bool Driver::dispatch(int32_t last_allowed) {
   if (b->jobs.size() == b->n) b->jobs.emplace_back();
   const size_t j = b->n;
   SliceJob& job = b->jobs[j];
-  std::swap(job.rbsp, pending_.rbsp);
+  job.nal_header = nal.header;
+  job.nal_size = nal.size();
   job.sh = sh;
   job.uid = next_uid_++;
-  const NalUnit& nal = *pending_unit_;
   job.begin = nal.begin;
-  job.end = nal.header + uint64_t(job.rbsp.header_bytes);
+  job.end = nal.header + uint64_t(nal_header_bytes(nal.nal_unit_type));
   job.tail_begin = nal.end;
   job.tail_end = nal.range_end;
   SliceTarget& t = job.target;
@@ -422,14 +514,18 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   out_ = &out;
   st_ = &st;
   for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
-  {
+  if (opt_.backend == gpu::Backend::kCuda) {
+    cuda_mode_ = true;
+  } else if (opt_.backend == gpu::Backend::kAuto) {
     std::string why;
-    const std::unique_ptr<cavlc::FrameCoder> probe = cavlc::FrameCoder::create(opt_.backend, 1, 1, opt_.device, &why);
-    if (!probe) return false;
-    backend_ = probe->backend();
+    cuda_mode_ = gpu::device_count(&why) > 0;
+  } else if (opt_.backend != gpu::Backend::kCpu) {
+    return false;
   }
-  // kCpu: a picture per batch, coded on the workers; kCuda: one batch on the GPU, two being parsed.
-  const size_t n_batches = backend_ == gpu::Backend::kCpu ? size_t(opt_.threads) + 2 : 3;
+  if (cuda_mode_) cuda_from_batch_ = gpu::fail_at_frame("GPUEC_REENTROPY_CUDA_FROM_BATCH");
+  // A CPU batch (one picture) per thread and two more, coded on the workers; at most kGpuCoders of them
+  // hold a GPU coder.
+  const size_t n_batches = size_t(opt_.threads) + 2;
   for (size_t i = 0; i < n_batches; ++i) ring_.emplace_back(new Batch);
   start_workers(opt_.threads);
 
@@ -438,7 +534,7 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   bool have_prev = false;
   uint32_t pic_mbs = 0;
   Error err;
-  auto flush_pending = [&]() { return !have_pending_ || dispatch(int32_t(pending_.sh.pic_size_in_mbs) - 1); };
+  auto flush_pending = [&]() { return !have_pending_ || dispatch(int32_t(pending_sh_.pic_size_in_mbs) - 1); };
   for (size_t i = 0; i < nals.size(); ++i) {
     const NalUnit& nal = nals[i];
     ++st.nal_units;
@@ -446,7 +542,8 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
       if (!flush_pending()) return false;
       if ((nal.nal_unit_type == kNalSps || nal.nal_unit_type == kNalPps) && !wait_parsed(nullptr)) return false;
     }
-    if (!hp.parse(data_, nal, int64_t(i), err)) return false;
+    if (!(nal.is_slice() ? hp.parse_slice_header_only(data_, nal, int64_t(i), err) : hp.parse(data_, nal, int64_t(i), err)))
+      return false;
     if (!nal.is_slice()) {
       items_.push_back(Item{nal.begin, nal.range_end, nullptr, 0});
       continue;
@@ -464,7 +561,7 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
     }
     pic_mbs = sh.pic_size_in_mbs;
     if (have_pending_) {
-      const SliceHeader& p = pending_.sh;
+      const SliceHeader& p = pending_sh_;
       const bool bounded = !new_picture && !p.redundant() && !sh.redundant() && p.pps->num_slice_groups == 1 &&
                            sh.first_mb_in_slice > p.first_mb_in_slice;
       if (!dispatch(bounded ? int32_t(sh.first_mb_in_slice) - 1 : int32_t(p.pic_size_in_mbs) - 1)) return false;
@@ -473,14 +570,23 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
       if (!wait_parsed(nullptr)) return false;
       groups_.update(*sh.sps, *sh.pps, sh.slice_group_change_cycle, hp.params().generation());
     }
-    hp.swap_rbsp(pending_.rbsp);
-    pending_.sh = sh;
+    pending_sh_ = sh;
     pending_unit_ = &nal;
     have_pending_ = true;
   }
   if (!flush_pending()) return false;
   close();
-  return write_until(nullptr) && !failed();
+  if (!write_until(nullptr) || failed()) return false;
+  // kCuda coded on the CPU only, the stream done before the GPU was ready: the backend must still work
+  // (else the sequential path reports why). The wait costs nothing: the pending coders' destructors wait.
+  if (opt_.backend == gpu::Backend::kCuda && !gpu_taken_) {
+    if (pending_gpu_.empty()) {  // no slice
+      std::string why;
+      return cavlc::FrameCoder::create(gpu::Backend::kCuda, 1, 1, opt_.device, &why) != nullptr;
+    }
+    return take_gpu_coders();
+  }
+  return true;
 }
 
 }  // namespace

@@ -23,18 +23,6 @@ bool truncated(const BitReader& br, Error& err) {
   return fail(err, Status::kMalformed, "slice header: truncated (runs past the rbsp_stop_one_bit)");
 }
 
-// Bit position of the last 1 bit of rbsp[0, size) (the rbsp_stop_one_bit), or false when there is none.
-bool find_stop_bit(const uint8_t* rbsp, size_t size, uint64_t& bit) {
-  size_t i = size;
-  while (i > 0 && rbsp[i - 1] == 0) --i;
-  if (i == 0) return false;
-  const uint8_t b = rbsp[i - 1];
-  int low = 0;
-  while (!((b >> low) & 1)) ++low;
-  bit = uint64_t(i - 1) * 8 + uint64_t(7 - low);
-  return true;
-}
-
 bool parse_ref_pic_list_modification(BitReader& br, SliceHeader& sh, Error& err) {
   sh.ref_pic_list_modification_flag_l0 = br.flag();
   sh.num_ref_pic_list_ops = 0;
@@ -84,6 +72,17 @@ bool parse_dec_ref_pic_marking(BitReader& br, SliceHeader& sh, Error& err) {
 
 }  // namespace
 
+bool rbsp_stop_bit(const uint8_t* rbsp, size_t size, uint64_t* bit) {
+  size_t i = size;
+  while (i > 0 && rbsp[i - 1] == 0) --i;
+  if (i == 0) return false;
+  const uint8_t b = rbsp[i - 1];
+  int low = 0;
+  while (!((b >> low) & 1)) ++low;
+  *bit = uint64_t(i - 1) * 8 + uint64_t(7 - low);
+  return true;
+}
+
 bool parse_slice_header(uint8_t nal_header, const uint8_t* rbsp, size_t size, const ParamSets& ps, SliceHeader& sh,
                         Error& err) {
   sh.nal_unit_type = uint8_t(nal_header & 31);
@@ -96,7 +95,7 @@ bool parse_slice_header(uint8_t nal_header, const uint8_t* rbsp, size_t size, co
   if (sh.idr && sh.nal_ref_idc == 0) return fail(err, Status::kMalformed, "IDR slice with nal_ref_idc 0");
 
   uint64_t stop = 0;
-  if (!find_stop_bit(rbsp, size, stop)) return fail(err, Status::kMalformed, "slice: no rbsp_stop_one_bit (all zero)");
+  if (!rbsp_stop_bit(rbsp, size, &stop)) return fail(err, Status::kMalformed, "slice: no rbsp_stop_one_bit (all zero)");
   sh.stop_bit = stop;
   BitReader br(rbsp, 0, stop);
 

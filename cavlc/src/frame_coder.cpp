@@ -6,6 +6,7 @@
 #include <future>
 #include <new>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "cavlc/frame.h"
@@ -17,23 +18,31 @@ namespace {
 
 constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_coder.h)
 
+// An array left uninitialized at allocation (the caller writes every input before submit): creating a
+// coder touches no page of its arrays, so the threads that fill them fault them in, not the creator (the
+// threaded re-entropy creates a coder per batch on its dispatching thread).
+template <class T>
+struct HostArray {
+  static_assert(std::is_trivially_default_constructible<T>::value, "left uninitialized");
+  std::unique_ptr<T[]> p;
+  bool allocate(size_t n) {
+    p.reset(new (std::nothrow) T[n]);
+    return p != nullptr;
+  }
+  T* data() { return p.get(); }
+};
+
 class CpuCoder final : public FrameCoder {
  public:
   bool init(int mb_width, int mb_height, std::string* why) {
     mbw_ = mb_width;
     mbs_ = static_cast<size_t>(mb_width) * mb_height;
-    try {
-      recs_.resize(mbs_ + 1);
-      ids_.resize(mbs_ + 1);
-      leads_.resize(mbs_ + 1);
-      slices_.resize(mbs_ + 1);
-      totals_.resize(mbs_ + 1);
-      results_.resize(mbs_ + 1);
-    } catch (const std::bad_alloc&) {
-      *why = "out of memory";
-      return false;
-    }
-    return true;
+    const size_t n = mbs_ + 1;
+    if (recs_.allocate(n) && ids_.allocate(n) && leads_.allocate(n) && slices_.allocate(n) && totals_.allocate(n) &&
+        results_.allocate(n))
+      return true;
+    *why = "out of memory";
+    return false;
   }
 
   gpu::Backend backend() const override { return gpu::Backend::kCpu; }
@@ -98,13 +107,13 @@ class CpuCoder final : public FrameCoder {
   int mbw_ = 0;
   size_t mbs_ = 0;
   bool done_ = false;
-  std::vector<gpuec_mb> recs_;
-  std::vector<int32_t> ids_;
-  std::vector<MbLead> leads_;
-  std::vector<FrameSlice> slices_;
+  HostArray<gpuec_mb> recs_;
+  HostArray<int32_t> ids_;
+  HostArray<MbLead> leads_;
+  HostArray<FrameSlice> slices_;
   std::vector<uint8_t> skel_, out_;
-  std::vector<MbTotals> totals_;
-  std::vector<SliceResult> results_;
+  HostArray<MbTotals> totals_;
+  HostArray<SliceResult> results_;
 };
 
 }  // namespace

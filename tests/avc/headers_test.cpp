@@ -685,6 +685,64 @@ TEST(AvcParams, SpsPpsSliceHeader) {
   EXPECT_FALSE(avc::first_slice_of_new_picture(idr_sh, idr_sh));
 }
 
+// parse_slice_header_only (the threaded re-entropy's header parse from an RBSP prefix) against parse():
+// headers of 5 to over 1000 bytes (many MMCO operations with long ue(v) codes: zero bytes, so emulation
+// prevention inside the header and across the 64/128/256/512-byte prefixes), each NAL cut at every length
+// (slice data, header or both truncated): the same result, the same error, the same header but stop_bit.
+TEST(AvcParams, HeaderOnlyParseEqualsParse) {
+  SpsOpts so;
+  PpsOpts po;
+  po.refs = 3;
+  for (const int ops : {0, 1, 30, 70, 150, 400}) {
+    SliceOpts o;
+    o.type = 0;
+    o.frame_num = 5;
+    for (int k = 0; k < ops; ++k)  // difference_of_pic_nums_minus1 up to 2^21: 21 zero bits before it
+      o.mmco.push_back({1, uint32_t(k % 3 == 0 ? 1u << (k % 22) : k)});
+    Bytes head;
+    append_nal(head, 0x67, sps_rbsp(so));
+    append_nal(head, 0x68, pps_rbsp(po));
+    uint64_t data_bit = 0;
+    Bytes slice;
+    append_nal(slice, 0x41, slice_rbsp(o, false, 2, so, po, &data_bit));
+    for (size_t cut = 6; cut <= slice.size(); cut += (slice.size() - cut > 300 && cut % 64 > 8 ? 17 : 1)) {
+      Stream a;
+      a.bytes = head;
+      a.bytes.insert(a.bytes.end(), slice.begin(), slice.begin() + int64_t(cut));
+      if (!a.split()) continue;  // a cut ending in a zero byte: not a stream
+      ASSERT_EQ(a.nals.size(), 3u);
+      ASSERT_TRUE(a.parse_next() && a.parse_next()) << a.err.describe();
+      avc::HeaderParser b;
+      avc::Error eb;
+      ASSERT_TRUE(b.parse(a.bytes.data(), a.nals[0], 0, eb) && b.parse(a.bytes.data(), a.nals[1], 1, eb));
+      const bool ra = a.hp.parse(a.bytes.data(), a.nals[2], 2, a.err);
+      const bool rb = b.parse_slice_header_only(a.bytes.data(), a.nals[2], 2, eb);
+      ASSERT_EQ(ra, rb) << ops << " ops, cut " << cut << ": " << (ra ? eb : a.err).describe();
+      if (!ra) {
+        EXPECT_EQ(a.err.describe(), eb.describe()) << ops << " ops, cut " << cut;
+        continue;
+      }
+      const avc::SliceHeader &x = a.hp.slice(), &y = b.slice();
+      if (ops == 400 && cut == slice.size()) EXPECT_GT(x.data_bit, 8u * 1000);
+      EXPECT_EQ(x.data_bit, y.data_bit);
+      EXPECT_EQ(x.data_bit, data_bit);
+      EXPECT_EQ(x.num_mmco, y.num_mmco);
+      EXPECT_EQ(x.slice_qp, y.slice_qp);
+      EXPECT_EQ(x.frame_num, y.frame_num);
+      EXPECT_EQ(x.pic_size_in_mbs, y.pic_size_in_mbs);
+      for (int k = 0; k < std::min<int>(x.num_mmco, avc::kMaxListedOps); ++k)
+        EXPECT_EQ(x.mmco[k].difference_of_pic_nums_minus1, y.mmco[k].difference_of_pic_nums_minus1);
+      // stop_bit: parse()'s, or 0 when the prefix was not the whole NAL; rbsp_stop_bit of the whole RBSP
+      // gives it.
+      uint64_t stop = 0;
+      ASSERT_TRUE(avc::rbsp_stop_bit(a.hp.rbsp().bytes.data(), a.hp.rbsp().bytes.size(), &stop));
+      EXPECT_EQ(stop, x.stop_bit);
+      EXPECT_TRUE(y.stop_bit == 0 || y.stop_bit == x.stop_bit);
+      if (a.nals[2].size() > 64 && y.data_bit < 8 * 40) EXPECT_EQ(y.stop_bit, 0u) << "read more than a prefix";
+    }
+  }
+}
+
 TEST(AvcParams, PocType1And2HighProfileCavlc) {
   // A High-profile SPS that stays inside baseline CAVLC (4:2:0, 8 bits, no scaling) is accepted.
   SpsOpts so;

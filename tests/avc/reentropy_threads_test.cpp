@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "avc/headers.h"
 #include "avc/reentropy.h"
 #include "conformance_streams.h"
+#include "gpu/device.h"
 #include "test_seed.h"
 
 namespace {
@@ -119,6 +121,57 @@ TEST(AvcReentropyThreads, ReversedSliceOrder) {
     put_run();
     ASSERT_NE(aso, in);
     check_stream(aso, 1 << 16);
+  }
+}
+
+// The cuda backend's background start: batches begun before the GPU coders are ready are coded on the
+// CPU (one picture each), the later ones on the GPU. GPUEC_REENTROPY_CUDA_FROM_BATCH=K makes the switch
+// happen at batch K (the GPU coders taken, waited for, there): for every K the bytes and statistics are the
+// one-thread path's, the CPU codes exactly K batches (all of them when the stream has fewer), the GPU the
+// rest. Without a GPU: kCuda fails with the sequential path's error, whatever the threads.
+TEST(AvcReentropyThreads, CudaBeforeAndAfterTheGpuIsReady) {
+  std::string dir;
+  if (conformance_streams(&dir).empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
+  std::string why;
+  const bool gpu = gpu::device_count(&why) > 0;
+  for (const char* name : {"BA1_FT_C.264", "CI1_FT_B.264", "MIDR_MW_D.264", "SVA_BA1_B.264"}) {
+    SCOPED_TRACE(name);
+    std::vector<uint8_t> in, want, got;
+    ASSERT_TRUE(read_file(dir + "/" + name, &in));
+    avc::ReentropyStats want_st, st;
+    avc::Error err, err1;
+    ASSERT_TRUE(avc::reentropy_stream(in.data(), in.size(), want, &want_st, err, nullptr, avc::RecoderOptions()));
+    if (!gpu) {
+      avc::RecoderOptions one, many;
+      one.backend = many.backend = gpu::Backend::kCuda;
+      many.threads = 4;
+      EXPECT_FALSE(avc::reentropy_stream(in.data(), in.size(), got, &st, err1, nullptr, one));
+      EXPECT_FALSE(avc::reentropy_stream(in.data(), in.size(), got, &st, err, nullptr, many));
+      EXPECT_EQ(err.status, avc::Status::kBackend);
+      EXPECT_EQ(err.describe(), err1.describe());
+      continue;
+    }
+    for (const int k : {0, 1, 3, 7, 100000})
+      for (const int threads : {3, 8}) {
+        SCOPED_TRACE("from batch " + std::to_string(k) + ", threads " + std::to_string(threads));
+        setenv("GPUEC_REENTROPY_CUDA_FROM_BATCH", std::to_string(k).c_str(), 1);
+        avc::RecoderOptions opt;
+        opt.backend = gpu::Backend::kCuda;
+        opt.threads = threads;
+        const bool ok = avc::reentropy_stream(in.data(), in.size(), got, &st, err, nullptr, opt);
+        unsetenv("GPUEC_REENTROPY_CUDA_FROM_BATCH");
+        ASSERT_TRUE(ok) << err.describe();
+        EXPECT_TRUE(st.threaded);
+        EXPECT_TRUE(got == want);
+        expect_same_stats(st, want_st);
+        EXPECT_EQ(st.cpu_macroblocks + st.cuda_macroblocks, st.macroblocks);
+        EXPECT_EQ(st.cpu_batches > 0, st.cpu_macroblocks > 0);
+        EXPECT_EQ(st.cuda_batches > 0, st.cuda_macroblocks > 0);
+        if (st.cuda_batches > 0) EXPECT_EQ(st.cpu_batches, k);
+        if (k == 0) EXPECT_EQ(st.cpu_batches, 0);
+        if (k == 100000) EXPECT_EQ(st.cuda_batches, 0);
+        if (k > 0 && k <= 3) EXPECT_GT(st.cuda_batches, 0) << "the stream has more than " << k << " pictures";
+      }
   }
 }
 

@@ -46,7 +46,10 @@ void usage(FILE* f) {
                "  --backend NAME      the frame coder to code with (many pictures per submission):\n"
                "                        cpu   on the CPU (default);\n"
                "                        cuda  the CAVLCU kernel and the GPU slice assembly (exit 2 when no GPU\n"
-               "                              or no CUDA in this build);\n"
+               "                              or no CUDA in this build). With --threads N > 1 the GPU's context\n"
+               "                              and buffers are created in the background while slices are\n"
+               "                              parsed: the CPU codes the batches begun before they are ready\n"
+               "                              (one picture each), the GPU every batch from then on;\n"
                "                        auto  cuda when a GPU is usable, else cpu.\n"
                "                      Every backend writes the same bytes.\n"
                "  --device N          CUDA device ordinal (cuda; default 0).\n"
@@ -56,7 +59,9 @@ void usage(FILE* f) {
                "                      here %u; 1: parse and code on one thread). Every N writes the same bytes.\n"
                "  --stats             one more stderr line, also with -q: avc-reentropy-stats: in_bytes= macroblocks=\n"
                "                      seconds= in_MB_per_s= mb_per_s= threads= backend= threaded= (read to write;\n"
-               "                      threaded=0: the stream went to the one-thread path).\n"
+               "                      threaded=0: the stream went to the one-thread path) cpu_batches= cpu_mbs=\n"
+               "                      cuda_batches= cuda_mbs= (batches and macroblocks each backend coded; 0 on\n"
+               "                      the one-thread path).\n"
                "  --check             exit 3 when OUT differs from IN (it does when IN was not coded or escaped\n"
                "                      as the standard prescribes; the summary says where).\n"
                "  -q, --quiet         no summary line on stderr (errors are still printed).\n"
@@ -165,9 +170,10 @@ int run(int argc, char** argv) {
   if (stats)
     std::fprintf(stderr,
                  "avc-reentropy-stats: in_bytes=%zu macroblocks=%lld seconds=%.6f in_MB_per_s=%.3f mb_per_s=%.0f "
-                 "threads=%d backend=%s threaded=%d\n",
+                 "threads=%d backend=%s threaded=%d cpu_batches=%lld cpu_mbs=%lld cuda_batches=%lld cuda_mbs=%lld\n",
                  in.size(), static_cast<long long>(st.macroblocks), s, in_mb_s, mbs_s, opt.threads, backend.c_str(),
-                 st.threaded ? 1 : 0);
+                 st.threaded ? 1 : 0, static_cast<long long>(st.cpu_batches), static_cast<long long>(st.cpu_macroblocks),
+                 static_cast<long long>(st.cuda_batches), static_cast<long long>(st.cuda_macroblocks));
   return check && !same ? kExitDiffers : kExitOk;
 }
 

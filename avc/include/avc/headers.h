@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 
 #include "avc/annexb.h"
 #include "avc/error.h"
@@ -35,11 +34,17 @@ class HeaderParser {
   // failure err also gets nal_index = index and offset = the stream offset of the NAL header byte (or of
   // the problem, for emulation prevention errors).
   bool parse(const uint8_t* stream, const NalUnit& nal, int64_t index, Error& err);
+  // A slice NAL unit (nal.is_slice()) read only as far as its header: the header is parsed from the
+  // shortest prefix of the RBSP that holds it (the NAL's first 64 bytes unescaped, then 128, ..., up to
+  // the whole NAL), for a caller that unescapes the slice data elsewhere (the threaded re-entropy, on its
+  // workers). The unescaped prefix of a NAL is a prefix of its RBSP, and a header read below the prefix's
+  // last 1 bit reads the same bits with the whole RBSP, so on success slice() equals parse()'s except
+  // stop_bit: 0 unless the prefix was the whole NAL (rbsp_stop_bit() of the whole RBSP gives it; the
+  // header ends before it). rbsp() then holds the prefix only. On failure err is parse()'s exactly (the
+  // whole NAL was read).
+  bool parse_slice_header_only(const uint8_t* stream, const NalUnit& nal, int64_t index, Error& err);
 
   const Rbsp& rbsp() const { return rbsp_; }            // of the last NAL parsed
-  // Exchanges the last NAL's RBSP with `other` (a slice handed to another thread without a copy; the
-  // parser reuses other's buffers from the next NAL on).
-  void swap_rbsp(Rbsp& other) { std::swap(rbsp_, other); }
   const SliceHeader& slice() const { return slice_; }   // of the last slice NAL parsed
   const ParamSets& params() const { return params_; }
   ParamSets& params() { return params_; }

@@ -35,7 +35,9 @@ struct RecoderOptions {
   int batch_mbs = 1 << 16;     // macroblocks per batch (bands = max(1, batch / picture))
   // Threads of reentropy_stream (avc/reentropy.h): 1 parses and codes on the calling thread; N > 1 parses
   // slices on N threads straight into the batches' arrays, codes batches while the next ones are parsed
-  // (kCpu: one picture per batch, batches coded on those threads). The output is the same for every N.
+  // (kCpu: one picture per batch, batches coded on those threads; kCuda, and kAuto with a device: the GPU
+  // coders are created in the background, batches begun before they are ready are coded on the CPU, one
+  // picture each, later ones on the GPU). The output is the same for every N.
   int threads = 1;
 };
 

@@ -33,6 +33,10 @@ struct ReentropyStats {
   // RecoderOptions::threads > 1: whether the threaded path coded the stream (false: it gave the stream to
   // the sequential path, for a parse error, a backend failure or slices that overlap).
   bool threaded = false;
+  // The threaded path: batches and their macroblocks coded by each backend. With kCuda (and kAuto on a
+  // GPU) the CPU codes the batches begun before the GPU coders were ready, the GPU every later one.
+  int64_t cpu_batches = 0, cpu_macroblocks = 0;
+  int64_t cuda_batches = 0, cuda_macroblocks = 0;
 };
 
 // Re-codes `data` (an Annex B byte stream) into `out` (cleared first). Returns false with err (NAL index,

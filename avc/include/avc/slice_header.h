@@ -111,6 +111,10 @@ struct SliceHeader {
 bool parse_slice_header(uint8_t nal_header, const uint8_t* rbsp, size_t size, const ParamSets& ps, SliceHeader& sh,
                         Error& err);
 
+// The rbsp_stop_one_bit of rbsp[0, size): the bit position of its last 1 bit (SliceHeader::stop_bit).
+// False when every bit is 0.
+bool rbsp_stop_bit(const uint8_t* rbsp, size_t size, uint64_t* bit);
+
 // 7.4.1.2.4: whether slice `cur` starts a new primary coded picture after slice `prev` (both primary
 // slices, redundant_pic_cnt 0: redundant slices belong to the picture of the primary slice before them).
 // Compares frame_num, pic_parameter_set_id, nal_ref_idc (zero / non-zero), pic_order_cnt_lsb,

@@ -93,7 +93,8 @@ class FrameCoder {
   virtual FrameCoderMemory memory() const = 0;
 
   // Host arrays for one frame part, capacity mb_width * mb_height + 1 entries (pinned with kCuda): the
-  // caller writes the inputs here. records()[i].mb_addr is not read.
+  // caller writes the inputs here, every entry a part reads (they are not initialized at create).
+  // records()[i].mb_addr is not read.
   virtual gpuec_mb* records() = 0;
   virtual int32_t* slice_ids() = 0;
   virtual MbLead* leads() = 0;

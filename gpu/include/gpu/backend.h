@@ -30,7 +30,9 @@ bool backend_from_int(int v, Backend* b);
 // The test hook for failures of a CUDA backend: the N of the environment variable `variable` set to N (the
 // backend fails on purpose at its N-th frame, from 0; GPUEC_CUDA_FAIL_AT_FRAME for the x264 stage,
 // GPUEC_GUDCANNY_FAIL_AT_FRAME and _AT_SUBMIT for GUD-Canny, GPUEC_GVLE_FAIL_AT_CALL for the GVLE CUDA
-// encoder's N-th call), or -1 when unset or not a number >= 0.
+// encoder's N-th call), or -1 when unset or not a number >= 0. The same parse reads
+// GPUEC_REENTROPY_CUDA_FROM_BATCH (the threaded re-entropy's CUDA mode: batches 0..N-1 on the CPU, the
+// GPU coders taken, waiting for them, at batch N: deterministic for the tests).
 long long fail_at_frame(const char* variable);
 
 }  // namespace gpu
