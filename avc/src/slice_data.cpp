@@ -81,14 +81,7 @@ struct VectorSink {
     return true;
   }
   bool allowed(int32_t) const { return true; }
-  void skipped(int32_t a) {
-    out.mbs.emplace_back();
-    gpuec_mb& m = out.mbs.back();
-    std::memset(&m, 0, sizeof m);
-    m.mb_addr = a;
-    m.kind = GPUEC_MB_SKIP;
-    m.coef_order = GPUEC_COEF_SCAN;
-  }
+  void skipped(int32_t a) { coded(a, GPUEC_MB_SKIP); }
   gpuec_mb& coded(int32_t a, uint8_t kind) {
     out.mbs.emplace_back();
     gpuec_mb& m = out.mbs.back();

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "avc/annexb.h"
+#include "avc/error.h"
+#include "avc/headers.h"
+
 namespace avc_test {
 
 inline std::vector<std::string> conformance_streams(std::string* dir_out) {
@@ -42,6 +46,42 @@ inline bool fuzz_seeds(std::vector<std::vector<uint8_t>>* seeds) {
     std::vector<uint8_t> d;
     if (read_file(dir + "/" + name, &d) && d.size() <= 260000) seeds->push_back(std::move(d));
   }
+  return true;
+}
+
+// The stream with the slices of every picture in reverse order (arbitrary slice order): pictures are runs
+// of slice NAL units starting at first_mb_in_slice 0 (the conformance streams have no ASO of their own);
+// other NAL units stay where they are. *reordered: pictures with two slices or more. False with *err when
+// the stream does not parse.
+inline bool reverse_slices(const std::vector<uint8_t>& in, std::vector<uint8_t>* out, int* reordered,
+                           avc::Error* err) {
+  std::vector<avc::NalUnit> nals;
+  if (!avc::split_annexb(in.data(), in.size(), nals, *err)) return false;
+  avc::HeaderParser hp;
+  std::vector<size_t> run;  // NAL indices of the current picture's slices
+  *reordered = 0;
+  out->clear();
+  auto put = [&](size_t i) {
+    out->insert(out->end(), in.begin() + int64_t(nals[i].begin), in.begin() + int64_t(nals[i].range_end));
+  };
+  auto put_run = [&]() {
+    *reordered += run.size() > 1;
+    for (auto it = run.rbegin(); it != run.rend(); ++it) put(*it);
+    run.clear();
+  };
+  for (size_t i = 0; i < nals.size(); ++i) {
+    if (!hp.parse(in.data(), nals[i], int64_t(i), *err)) return false;
+    if (nals[i].is_slice() && (run.empty() || hp.slice().first_mb_in_slice != 0)) {
+      run.push_back(i);
+      continue;
+    }
+    put_run();
+    if (nals[i].is_slice())
+      run.push_back(i);
+    else
+      put(i);
+  }
+  put_run();
   return true;
 }
 

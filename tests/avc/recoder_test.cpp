@@ -281,34 +281,10 @@ TEST(AvcRecoder, ReversedSliceOrderComesBack) {
     SCOPED_TRACE(name);
     std::vector<uint8_t> in;
     if (!read_file(dir + "/" + name, &in)) continue;
-    std::vector<avc::NalUnit> nals;
-    avc::Error err;
-    ASSERT_TRUE(avc::split_annexb(in.data(), in.size(), nals, err)) << err.describe();
-    // Pictures: runs of slice NAL units, each starting at first_mb_in_slice 0 (these streams have no ASO).
-    avc::HeaderParser hp;
     std::vector<uint8_t> aso;
-    std::vector<size_t> run;  // NAL indices of the current picture's slices
+    avc::Error err;
     int reordered = 0;
-    auto put_run = [&]() {
-      reordered += run.size() > 1;
-      for (auto it = run.rbegin(); it != run.rend(); ++it)
-        aso.insert(aso.end(), in.begin() + int64_t(nals[*it].begin), in.begin() + int64_t(nals[*it].range_end));
-      run.clear();
-    };
-    for (size_t i = 0; i < nals.size(); ++i) {
-      ASSERT_TRUE(hp.parse(in.data(), nals[i], int64_t(i), err)) << err.describe();
-      if (nals[i].is_slice() && (run.empty() || hp.slice().first_mb_in_slice != 0)) {
-        run.push_back(i);
-        continue;
-      }
-      put_run();
-      if (nals[i].is_slice()) {
-        run.push_back(i);
-      } else {
-        aso.insert(aso.end(), in.begin() + int64_t(nals[i].begin), in.begin() + int64_t(nals[i].range_end));
-      }
-    }
-    put_run();
+    ASSERT_TRUE(avc_test::reverse_slices(in, &aso, &reordered, &err)) << err.describe();
     ASSERT_EQ(aso.size(), in.size());
     EXPECT_GT(reordered, 0) << "no picture with two slices";
     EXPECT_NE(aso, in);

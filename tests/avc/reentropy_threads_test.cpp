@@ -95,30 +95,10 @@ TEST(AvcReentropyThreads, ReversedSliceOrder) {
     SCOPED_TRACE(name);
     std::vector<uint8_t> in;
     ASSERT_TRUE(read_file(dir + "/" + name, &in));
-    std::vector<avc::NalUnit> nals;
-    avc::Error err;
-    ASSERT_TRUE(avc::split_annexb(in.data(), in.size(), nals, err)) << err.describe();
-    avc::HeaderParser hp;
     std::vector<uint8_t> aso;
-    std::vector<size_t> run;
-    auto put_run = [&]() {
-      for (auto it = run.rbegin(); it != run.rend(); ++it)
-        aso.insert(aso.end(), in.begin() + int64_t(nals[*it].begin), in.begin() + int64_t(nals[*it].range_end));
-      run.clear();
-    };
-    for (size_t i = 0; i < nals.size(); ++i) {
-      ASSERT_TRUE(hp.parse(in.data(), nals[i], int64_t(i), err)) << err.describe();
-      if (nals[i].is_slice() && (run.empty() || hp.slice().first_mb_in_slice != 0)) {
-        run.push_back(i);
-        continue;
-      }
-      put_run();
-      if (nals[i].is_slice())
-        run.push_back(i);
-      else
-        aso.insert(aso.end(), in.begin() + int64_t(nals[i].begin), in.begin() + int64_t(nals[i].range_end));
-    }
-    put_run();
+    avc::Error err;
+    int reordered = 0;
+    ASSERT_TRUE(avc_test::reverse_slices(in, &aso, &reordered, &err)) << err.describe();
     ASSERT_NE(aso, in);
     check_stream(aso, 1 << 16);
   }
@@ -167,10 +147,18 @@ TEST(AvcReentropyThreads, CudaBeforeAndAfterTheGpuIsReady) {
         EXPECT_EQ(st.cpu_macroblocks + st.cuda_macroblocks, st.macroblocks);
         EXPECT_EQ(st.cpu_batches > 0, st.cpu_macroblocks > 0);
         EXPECT_EQ(st.cuda_batches > 0, st.cuda_macroblocks > 0);
-        if (st.cuda_batches > 0) EXPECT_EQ(st.cpu_batches, k);
-        if (k == 0) EXPECT_EQ(st.cpu_batches, 0);
-        if (k == 100000) EXPECT_EQ(st.cuda_batches, 0);
-        if (k > 0 && k <= 3) EXPECT_GT(st.cuda_batches, 0) << "the stream has more than " << k << " pictures";
+        if (st.cuda_batches > 0) {
+          EXPECT_EQ(st.cpu_batches, k);
+        }
+        if (k == 0) {
+          EXPECT_EQ(st.cpu_batches, 0);
+        }
+        if (k == 100000) {
+          EXPECT_EQ(st.cuda_batches, 0);
+        }
+        if (k > 0 && k <= 3) {
+          EXPECT_GT(st.cuda_batches, 0) << "the stream has more than " << k << " pictures";
+        }
       }
   }
 }
@@ -197,7 +185,9 @@ TEST(AvcReentropyThreads, MutatedStreamsAsOneThread) {
     opt.batch_mbs = 1 + int(rng() % 2000);
     const bool ok2 = avc::reentropy_stream(m.data(), m.size(), got, &s2, e2, nullptr, opt);
     ASSERT_EQ(ok1, ok2) << e1.describe() << " / " << e2.describe();
-    if (!ok1) EXPECT_EQ(e1.describe(), e2.describe()) << "iteration " << iter;
+    if (!ok1) {
+      EXPECT_EQ(e1.describe(), e2.describe()) << "iteration " << iter;
+    }
     EXPECT_TRUE(got == want) << "iteration " << iter;
     if (ok1) expect_same_stats(s1, s2);
     parsed += ok1;
