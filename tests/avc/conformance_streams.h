@@ -2,6 +2,7 @@
 // MANIFEST.tsv), for the re-entropy tests; empty when the folder is absent (the tests skip).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -47,6 +48,14 @@ inline bool fuzz_seeds(std::vector<std::vector<uint8_t>>* seeds) {
     if (read_file(dir + "/" + name, &d) && d.size() <= 260000) seeds->push_back(std::move(d));
   }
   return true;
+}
+
+// A damaged stream for the mutation tests: a random seed cut to 4000..33999 bytes, one or two bits flipped.
+template <class Rng>
+inline void mutated_stream(const std::vector<std::vector<uint8_t>>& seeds, Rng& rng, std::vector<uint8_t>* m) {
+  const std::vector<uint8_t>& src = seeds[rng() % seeds.size()];
+  m->assign(src.begin(), src.begin() + int64_t(std::min<size_t>(src.size(), 4000 + rng() % 30000)));
+  for (int k = 0, edits = 1 + int(rng() % 2); k < edits; ++k) (*m)[rng() % m->size()] ^= uint8_t(1u << (rng() % 8));
 }
 
 // The stream with the slices of every picture in reverse order (arbitrary slice order): pictures are runs

@@ -252,9 +252,7 @@ TEST(AvcRecoder, MutatedStreamsCodeAsTheSliceCoder) {
   int parsed = 0;
   const int kRuns = gpuec_test::under_sanitizer() ? 40 : 300;
   for (int iter = 0; iter < kRuns; ++iter) {
-    const std::vector<uint8_t>& src = seeds[rng() % seeds.size()];
-    m.assign(src.begin(), src.begin() + int64_t(std::min<size_t>(src.size(), 4000 + rng() % 30000)));
-    for (int k = 0, edits = 1 + int(rng() % 2); k < edits; ++k) m[rng() % m.size()] ^= uint8_t(1u << (rng() % 8));
+    avc_test::mutated_stream(seeds, rng, &m);
     avc::RecoderOptions opt;
     avc::Error e1, e2;
     avc_test::SliceOracle oracle;

@@ -173,9 +173,7 @@ TEST(AvcReentropyThreads, MutatedStreamsAsOneThread) {
   int parsed = 0, threaded = 0;
   const int kRuns = 150;
   for (int iter = 0; iter < kRuns; ++iter) {
-    const std::vector<uint8_t>& src = seeds[rng() % seeds.size()];
-    m.assign(src.begin(), src.begin() + int64_t(std::min<size_t>(src.size(), 4000 + rng() % 30000)));
-    for (int k = 0, edits = 1 + int(rng() % 2); k < edits; ++k) m[rng() % m.size()] ^= uint8_t(1u << (rng() % 8));
+    avc_test::mutated_stream(seeds, rng, &m);
     avc::RecoderOptions opt;
     avc::Error e1, e2;
     avc::ReentropyStats s1, s2;
