@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cavlc/frame.h"
+#include "commit.h"
 #include "frame_coder_cuda.h"
 #include "vle/bitwriter.h"
 
@@ -14,6 +15,16 @@ namespace cavlc {
 namespace {
 
 constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_coder.h)
+constexpr size_t kMaxMbResidualBytes = kMaxMbResidualBits / 8 + 8;  // and the 4 bytes of a last word
+constexpr uint64_t kNotCommitted = UINT64_MAX - 1;
+
+// A committed macroblock's residual: bits [0, bits) from byte `offset` of the residual buffer, valid
+// while `part` is the coder's part number.
+struct ResidualPiece {
+  uint64_t offset;
+  uint32_t bits;
+  uint32_t part;
+};
 
 class CpuCoder final : public FrameCoder {
  public:
@@ -27,6 +38,7 @@ class CpuCoder final : public FrameCoder {
       slices_.resize(mbs_ + 1);
       totals_.resize(mbs_ + 1);
       results_.resize(mbs_ + 1);
+      pieces_.resize(mbs_ + 1, ResidualPiece{0, 0, 0});
     } catch (const std::bad_alloc&) {
       *why = "out of memory";
       return false;
@@ -72,12 +84,36 @@ class CpuCoder final : public FrameCoder {
       *why = "out of memory";
       return false;
     }
-    if (encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data()) == UINT64_MAX) {
+    uint64_t r = splice(in, bound);
+    if (r == kNotCommitted) r = encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data());
+    ++part_;  // the residuals committed so far belong to this part only
+    residual_used_ = 0;
+    if (r == UINT64_MAX) {
       *why = "the frame part's records or slices are malformed";
       return false;
     }
     done_ = true;
     return true;
+  }
+
+  int commit(int32_t i, uint8_t totals[GPUEC_TC_COUNT]) override {
+    if (i < 0 || static_cast<size_t>(i) >= mbs_) return -1;
+    pieces_[static_cast<size_t>(i)].part = part_ - 1;  // not committed unless coded below (a slot may be reused)
+    if (residual_.size() - residual_used_ < kMaxMbResidualBytes) {
+      try {  // grows only: a part with more residual than any before
+        residual_.resize(std::max(residual_.size() * 2, residual_used_ + 64 * kMaxMbResidualBytes));
+      } catch (const std::bad_alloc&) {
+        const int r = mb_totals(recs_[static_cast<size_t>(i)], totals);  // submit codes it (not committed)
+        return r < 0 || recs_[static_cast<size_t>(i)].kind == GPUEC_MB_SKIP ? -1 : r;
+      }
+    }
+    uint64_t bits = 0;
+    const int r = commit_mb_ref(recs_.data(), ids_.data(), mbw_, i, totals_.data(), totals,
+                                residual_.data() + residual_used_, &bits);
+    if (r != 0) return r;  // an overflow's bits are dropped: residual_used_ stays
+    pieces_[static_cast<size_t>(i)] = ResidualPiece{residual_used_, static_cast<uint32_t>(bits), part_};
+    residual_used_ += static_cast<size_t>((bits + 7) / 8);
+    return 0;
   }
 
   bool complete(const uint8_t** out, const SliceResult** results, std::string* why) override {
@@ -92,6 +128,41 @@ class CpuCoder final : public FrameCoder {
   }
 
  private:
+  // The part from committed residuals: skeleton pieces and residual pieces (I_PCM samples placed here),
+  // with encode_frame_ref's checks of the slices. kNotCommitted when a coded macroblock was not
+  // committed in this part; else as encode_frame_ref.
+  uint64_t splice(const FrameAssembly& in, uint64_t out_bytes) {
+    const int32_t* ids = ids_.data();
+    const ResidualPiece* pieces = pieces_.data();
+    const uint8_t* residual = residual_.data();
+    vle::BitWriter bw(out_.data(), static_cast<size_t>(out_bytes));
+    int32_t next = 0;
+    for (int k = 0; k < in.n_slices; ++k) {
+      const FrameSlice& s = in.slices[k];
+      if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return UINT64_MAX;
+      next = s.first_mb + s.mb_count;
+      const uint64_t start = bw.bits();
+      for (int i = s.first_mb; i < next; ++i) {
+        const gpuec_mb& m = in.records[i];
+        if (m.kind == GPUEC_MB_SKIP) continue;
+        if (pieces[i].part != part_) return kNotCommitted;
+        if (ids[i] != k) return UINT64_MAX;
+        bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
+        if (m.kind == GPUEC_MB_PCM) {
+          bw.align_zero();  // pcm_alignment_zero_bit
+          bw.copy_bits(m.u.pcm, 0, sizeof m.u.pcm * 8);
+        } else {
+          bw.copy_bits(residual + pieces[i].offset, 0, pieces[i].bits);
+        }
+      }
+      bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
+      results_[static_cast<size_t>(k)] = SliceResult{start, bw.bits() - start};
+      bw.put(0, static_cast<int>((32 - (bw.bits() & 31)) & 31));
+    }
+    bw.flush();
+    return bw.overflowed() ? UINT64_MAX : bw.bits();
+  }
+
   int mbw_ = 0;
   size_t mbs_ = 0;
   bool done_ = false;
@@ -102,9 +173,24 @@ class CpuCoder final : public FrameCoder {
   std::vector<uint8_t> skel_, out_;
   std::vector<MbTotals> totals_;
   std::vector<SliceResult> results_;
+  // Committed residuals (commit): pieces_[i] of the part numbered part_ (from 1: a fresh coder's pieces
+  // are of part 0, not committed), in residual_ up to residual_used_.
+  std::vector<ResidualPiece> pieces_;
+  std::vector<uint8_t> residual_;
+  size_t residual_used_ = 0;
+  uint32_t part_ = 1;
 };
 
 }  // namespace
+
+int FrameCoder::commit(int32_t i, uint8_t totals[GPUEC_TC_COUNT]) {
+  const gpuec_mb& m = records()[i];
+  const int r = mb_totals(m, totals);
+  if (r != 0) return r;
+  if (m.kind == GPUEC_MB_SKIP) return -1;
+  if (uint8_t* tc = tc_records()) tc_record(totals, tc + static_cast<size_t>(i) * kTcRecordBytes);
+  return 0;
+}
 
 std::unique_ptr<FrameCoder> FrameCoder::create(gpu::Backend backend, int mb_width, int mb_height, int device,
                                                std::string* why) {

@@ -49,6 +49,36 @@ TEST(StageFrame, EveryBackendMatchesTheSliceCoder) {
   }
 }
 
+// The commit's answers (gpuec_mb_commit): cavlc::mb_totals's totals; an overflowing record sent back and
+// dropped, a malformed one refused, and the record committed next into the same slot coded as if they had
+// never been there (the cpu backend codes at commit: the dropped bits must not reach the slice).
+TEST(StageFrame, CommitGivesTheTotalsAndDropsOverflowingRecords) {
+  REQUIRE_BACKEND();
+  const uint32_t seed = gpuec_test::test_seed("frame_test") + 3;
+  std::mt19937 rng(seed);
+  const int sizes[][2] = {{1, 1}, {3, 5}, {22, 18}};
+  for (int backend : backends()) {
+    for (const auto& sz : sizes) {
+      char note[256];
+      gpuec_stage* st = gpuec_stage_create(sz[0], sz[1], backend, 0, note, sizeof note);
+      ASSERT_NE(st, nullptr) << note;
+      for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1])) {
+        for (int density : {5, 40, 100}) {
+          const Part p = make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density);
+          run_part(st, p, std::string(gpuec_backend_name(backend)) + " " + std::to_string(sz[0]) + "x" +
+                              std::to_string(sz[1]) + " MBs, probed commits, seed " + std::to_string(seed),
+                   nullptr, true);
+          if (HasFailure()) break;
+        }
+      }
+      int64_t overflows = 0;
+      gpuec_stage_counts(st, nullptr, nullptr, &overflows);
+      EXPECT_GT(overflows, 0);
+      gpuec_stage_destroy(st);
+    }
+  }
+}
+
 // Records with their levels in raster order (gpuec_mb.coef_order), mixed with scan-order ones, give the
 // slices the slice coder gives for the scan-order records.
 TEST(StageFrame, RasterOrderRecordsGiveTheSameSlices) {

@@ -304,16 +304,17 @@ int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
   if (!next_addr_ok(s, m.mb_addr) || m.kind == GPUEC_MB_SKIP) return GPUEC_EINVAL;
   SliceState& c = cur(s);
   if (m.skel_bit < c.pos || m.skel_bit - c.pos >= (INT64_C(1) << 32)) return GPUEC_EINVAL;
-  const int r = cavlc::mb_totals(m, totals);
+  // The coder checks and counts (the cpu backend codes the residual here; the cuda one writes the
+  // TotalCoeff record that spares the GPU its count pass). It reads the slice index of the record.
+  s->ids[s->n] = static_cast<int32_t>(s->slices.size() - 1);
+  const int r = s->coder->commit(static_cast<int32_t>(s->n), totals);
   if (r < 0) return GPUEC_EINVAL;
   if (r == 1) {  // level overflow: the encoder re-encodes this macroblock
     ++s->overflows;
     return 1;
   }
-  s->ids[s->n] = static_cast<int32_t>(s->slices.size() - 1);
   s->leads[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
                                  static_cast<uint32_t>(m.skel_bit - c.pos), 0};
-  if (s->tc) cavlc::tc_record(totals, s->tc + s->n * cavlc::kTcRecordBytes);  // the GPU skips its count pass
   c.pos = m.skel_bit;
   ++s->n;
   return GPUEC_OK;
