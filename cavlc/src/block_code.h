@@ -28,15 +28,14 @@ namespace block_code {
 
 using tables::Vlc;
 
-// The non-zero levels of a block in scan order (level[0] is the lowest frequency), the zeros below each
-// (run[j]: zeros between level[j - 1] and level[j], i.e. the run_before of level[j]), and the counts.
-// CAVLC codes them from the top: level[total_coeff - 1] first.
+// The non-zero levels of a block in scan order (level[0] is the lowest frequency), where they are (mask)
+// and the counts. CAVLC codes them from the top: level[total_coeff - 1] first.
 struct RunLevels {
+  uint32_t mask;      // bit i set when coefficient i is non-zero
   int total_coeff;
   int total_zeros;    // zeros below the highest non-zero coefficient
   int trailing_ones;  // 0..3
   int level[16];
-  int run[16];
 };
 
 inline int lowest_bit(uint32_t x) {  // x != 0
@@ -66,20 +65,20 @@ CAVLC_BLOCK_INLINE uint32_t nonzero_mask(const int16_t* coeffs, int n) {
   return mask;
 }
 
-// The levels from the lowest frequency up: each step removes the lowest set bit (a one-cycle chain).
+// The levels from the lowest frequency up: each step removes the lowest set bit.
 CAVLC_BLOCK_INLINE void scan(const int16_t* coeffs, int n, RunLevels& rl) {
   uint32_t mask = nonzero_mask(coeffs, n);
-  int tc = 0, prev = -1;
+  rl.mask = mask;
+  int tc = 0, top = 0;
   while (mask) {
     const int pos = lowest_bit(mask);
     mask &= mask - 1;
     rl.level[tc] = coeffs[pos];
-    rl.run[tc] = pos - prev - 1;
-    prev = pos;
+    top = pos + 1;
     ++tc;
   }
   rl.total_coeff = tc;
-  rl.total_zeros = prev + 1 - tc;
+  rl.total_zeros = top - tc;
   int t1 = 0;
   while (t1 < tc && t1 < 3 && static_cast<unsigned>(rl.level[tc - 1 - t1] + 1) <= 2u) ++t1;  // +-1
   rl.trailing_ones = t1;
@@ -92,9 +91,11 @@ struct WordWriter {
   uint8_t* p;
   uint64_t acc = 0;  // the low n bits are pending (bits above them are stale)
   int n = 0;         // < 8 between calls
-  CAVLC_BLOCK_INLINE void put(uint32_t val, int len) {
+  CAVLC_BLOCK_INLINE void put(uint32_t val, int len) { put_long(val, len); }
+  // Up to 56 bits.
+  CAVLC_BLOCK_INLINE void put_long(uint64_t val, int len) {
     acc = (acc << len) | val;
-    n += len;  // <= 39
+    n += len;  // <= 63
     uint64_t w = acc << (64 - n);
 #if (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     w = __builtin_bswap64(w);
@@ -115,8 +116,43 @@ struct WordWriter {
 struct Counter {
   int bits = 0;
   void put(uint32_t, int len) { bits += len; }
+  void put_long(uint64_t, int len) { bits += len; }
   void put(Vlc v) { bits += v.len; }
 };
+
+// run_before of a whole block from its non-zero mask (x264's approach): for every 16-bit mask, the
+// run_before codes of its levels from the highest down while zeros are left (9.2.3), concatenated, as
+// code << 5 | length. At most 25 bits (static_assert below); 0 when total_zeros is 0. Only the mask
+// matters: zerosLeft starts at the zeros below the highest set bit.
+struct RunBeforeTable {
+  uint32_t entry[1 << 16];
+};
+// Built from the top level down: a mask's codes are its highest level's run_before (zerosLeft = its
+// total_zeros) followed by the codes of the mask without that level, whose total_zeros is what is left.
+constexpr RunBeforeTable make_run_before_table() {
+  RunBeforeTable t{};
+  for (uint32_t mask = 1; mask < (1u << 16); ++mask) {
+    int top = 15, tc = 0;
+    while (!((mask >> top) & 1)) --top;
+    for (uint32_t m = mask; m; m &= m - 1) ++tc;
+    const uint32_t rest = mask & ~(1u << top);
+    const int zeros_left = top + 1 - tc;
+    if (rest == 0 || zeros_left == 0) continue;
+    int below = top - 1;
+    while (!((rest >> below) & 1)) --below;
+    const Vlc v = tables::kRunBefore[tables::run_before_row(zeros_left)][top - below - 1];
+    const uint32_t r = t.entry[rest];
+    t.entry[mask] = ((static_cast<uint32_t>(v.val) << (r & 31)) | (r >> 5)) << 5 | (v.len + (r & 31));
+  }
+  return t;
+}
+inline constexpr RunBeforeTable kRunBeforeOfMask = make_run_before_table();
+constexpr int longest_run_before() {
+  int longest = 0;
+  for (uint32_t e : kRunBeforeOfMask.entry) longest = static_cast<int>(e & 31) > longest ? static_cast<int>(e & 31) : longest;
+  return longest;
+}
+static_assert(longest_run_before() <= 25, "run_before codes of a block fit 27 bits beside a 5-bit length");
 
 // Level codes of |level| < 64 for every suffixLength, precomputed from tables::level_vlc (same bits):
 // [suffixLength][level + 64] -> code and the next suffixLength. Not used for the reduced first level.
@@ -230,15 +266,12 @@ CAVLC_BLOCK_INLINE bool code_block(Sink& out, const RunLevels& rl, int n, int nC
 
   const bool overflow = t1 < tc && code_levels(out, rl);
 
-  int zeros_left = rl.total_zeros;
-  if (tc < n) {
-    out.put(n == 4 ? tables::kTotalZerosChromaDC[tc - 1][zeros_left]
-                   : tables::kTotalZeros4x4[tc - 1][zeros_left]);
-  }
-  for (int j = tc - 1; j > 0 && zeros_left > 0; --j) {
-    const int run = rl.run[j];
-    out.put(tables::kRunBefore[tables::run_before_row(zeros_left)][run]);
-    zeros_left -= run;
+  if (tc < n) {  // total_zeros, then every run_before in one code (at most 9 + 25 bits)
+    const Vlc tz = n == 4 ? tables::kTotalZerosChromaDC[tc - 1][rl.total_zeros]
+                          : tables::kTotalZeros4x4[tc - 1][rl.total_zeros];
+    const uint32_t runs = kRunBeforeOfMask.entry[rl.mask];
+    const int runs_len = static_cast<int>(runs & 31);
+    out.put_long((static_cast<uint64_t>(tz.val) << runs_len) | (runs >> 5), tz.len + runs_len);
   }
   return overflow;
 }

@@ -29,6 +29,13 @@ struct Writer {
     pending += len;
   }
   void put(Vlc v) { put(v.val, v.len); }
+  void put_long(uint64_t val, int len) {  // up to 56 bits
+    if (len > 32) {
+      put(static_cast<uint32_t>(val >> 32), len - 32);
+      len = 32;
+    }
+    put(static_cast<uint32_t>(val), len);
+  }
   void finish() {
     if (pending > 32) {
       pending -= 32;
