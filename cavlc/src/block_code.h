@@ -187,12 +187,34 @@ CAVLC_BLOCK_INLINE int suffix_class(int abs_level) {
   return (abs_level > 3) + (abs_level > 6) + (abs_level > 12) + (abs_level > 24) + (abs_level > 48);
 }
 
-// The levels below the trailing ones, highest frequency first. Returns true on a baseline overflow (see
-// level_overflow). Requires trailing_ones < total_coeff. The only serial dependency from level to level
-// is suffixLength, kept to a compare and an add (suffix_class): a table's next suffixLength would put a
-// load on it.
+// The code of one level at suffixLength sl: from the table, or computed (escapes; *overflow raised).
+struct LevelCode {
+  uint32_t bits;
+  int len;
+};
+CAVLC_BLOCK_INLINE LevelCode level_code(int level, int sl, bool* overflow) {
+  if (static_cast<unsigned>(level + kLevelTableHalf) < 2u * kLevelTableHalf) {
+    const LevelEntry& e = kLevelTable.entry[sl][level + kLevelTableHalf];
+    return LevelCode{e.bits, e.len};
+  }
+  const tables::LevelVlc v = tables::level_vlc(tables::level_code_of(level), sl);
+  *overflow |= v.overflow;
+  return LevelCode{v.bits, v.len};
+}
+// suffixLength after a level, from sl >= 1: a compare and an add on the chain from level to level (a
+// table's next suffixLength would put a load on it); the level's class comes off the chain.
+CAVLC_BLOCK_INLINE int next_suffix_length(int level, int sl) {
+  if (static_cast<unsigned>(level + kLevelTableHalf) < 2u * kLevelTableHalf)
+    return sl + (kLevelTable.entry[1][level + kLevelTableHalf].suffix_class >= sl);
+  return sl + (suffix_class(level < 0 ? -level : level) >= sl);
+}
+
+// The levels below the trailing ones, highest frequency first, after `prefix` (prefix_len <= 19 bits: the
+// block's coeff_token and trailing-one signs, which go out with the first level). Level codes are at most
+// 28 bits, so two go out in one put_long. Returns true on a baseline overflow (see level_overflow).
+// Requires trailing_ones < total_coeff.
 template <class Sink>
-CAVLC_BLOCK_INLINE bool code_levels(Sink& out, const RunLevels& rl) {
+CAVLC_BLOCK_INLINE bool code_levels(Sink& out, const RunLevels& rl, uint32_t prefix, int prefix_len) {
   const int tc = rl.total_coeff, t1 = rl.trailing_ones;
   int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
   bool overflow = false;
@@ -200,30 +222,30 @@ CAVLC_BLOCK_INLINE bool code_levels(Sink& out, const RunLevels& rl) {
   {  // the first level; after fewer than 3 trailing ones |level| >= 2, coded as |level| - 1
     const int level = rl.level[j--];
     const int reduce = (t1 < 3) * ((level >> 31) | 1);  // levelCode - 2: the level one closer to 0
+    LevelCode c;
     if (static_cast<unsigned>(level + kLevelTableHalf) < 2u * kLevelTableHalf) {
       const LevelEntry& e = kLevelTable.entry[suffix_length][level + kLevelTableHalf - reduce];
-      out.put(e.bits, e.len);
+      c = LevelCode{e.bits, e.len};
     } else {
       const tables::LevelVlc v =
           tables::level_vlc(tables::level_code_of(level) - (reduce ? 2 : 0), suffix_length);
-      out.put(v.bits, v.len);
+      c = LevelCode{v.bits, v.len};
       overflow = v.overflow;
     }
+    out.put_long((static_cast<uint64_t>(prefix) << c.len) | c.bits, prefix_len + c.len);
     suffix_length += suffix_length == 0;
-    suffix_length += suffix_class(level < 0 ? -level : level) >= suffix_length;
+    suffix_length = next_suffix_length(level, suffix_length);
   }
-  for (; j >= 0; --j) {  // suffix_length >= 1 from here
-    const int level = rl.level[j];
-    if (static_cast<unsigned>(level + kLevelTableHalf) < 2u * kLevelTableHalf) {
-      const LevelEntry& e = kLevelTable.entry[suffix_length][level + kLevelTableHalf];
-      out.put(e.bits, e.len);
-      suffix_length += kLevelTable.entry[1][level + kLevelTableHalf].suffix_class >= suffix_length;
-    } else {
-      const tables::LevelVlc v = tables::level_vlc(tables::level_code_of(level), suffix_length);
-      out.put(v.bits, v.len);
-      overflow |= v.overflow;
-      suffix_length += suffix_class(level < 0 ? -level : level) >= suffix_length;
-    }
+  for (; j >= 1; j -= 2) {  // suffix_length >= 1 from here
+    const LevelCode a = level_code(rl.level[j], suffix_length, &overflow);
+    suffix_length = next_suffix_length(rl.level[j], suffix_length);
+    const LevelCode b = level_code(rl.level[j - 1], suffix_length, &overflow);
+    suffix_length = next_suffix_length(rl.level[j - 1], suffix_length);
+    out.put_long((static_cast<uint64_t>(a.bits) << b.len) | b.bits, a.len + b.len);
+  }
+  if (j == 0) {
+    const LevelCode a = level_code(rl.level[0], suffix_length, &overflow);
+    out.put(a.bits, a.len);
   }
   return overflow;
 }
@@ -262,9 +284,12 @@ CAVLC_BLOCK_INLINE bool code_block(Sink& out, const RunLevels& rl, int n, int nC
   }
   uint32_t signs = 0;  // coeff_token, then the trailing-one signs, highest frequency first (1 = negative)
   for (int j = tc - 1; j >= tc - t1; --j) signs = (signs << 1) | (rl.level[j] < 0 ? 1u : 0u);
-  out.put((static_cast<uint32_t>(token.val) << t1) | signs, token.len + t1);
-
-  const bool overflow = t1 < tc && code_levels(out, rl);
+  const uint32_t prefix = (static_cast<uint32_t>(token.val) << t1) | signs;
+  bool overflow = false;
+  if (t1 < tc)
+    overflow = code_levels(out, rl, prefix, token.len + t1);
+  else
+    out.put(prefix, token.len + t1);
 
   if (tc < n) {  // total_zeros, then every run_before in one code (at most 9 + 25 bits)
     const Vlc tz = n == 4 ? tables::kTotalZerosChromaDC[tc - 1][rl.total_zeros]

@@ -100,7 +100,7 @@ bool level_overflow(const int16_t* coeffs, int n) {
   RunLevels rl;
   scan(coeffs, n, rl);
   Counter out;
-  return rl.trailing_ones < rl.total_coeff && code_levels(out, rl);
+  return rl.trailing_ones < rl.total_coeff && code_levels(out, rl, 0, 0);
 }
 
 }  // namespace cavlc

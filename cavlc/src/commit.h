@@ -10,14 +10,14 @@
 
 namespace cavlc {
 
-// Codes coded macroblock i of a frame part mb_width macroblocks wide (records[i], slice_index[0..i] set;
-// its left and top neighbours with the same slice index are committed or skipped, as encode_frame_ref
-// sees them) into out (room for kMaxMbResidualBits + 64 bits): its residual, *bits bits from out's
-// first bit, or nothing for I_PCM (whose alignment depends on its final position: the splice writes
-// it). Sets totals[i] (as a neighbour sees it) and tc (mb_totals's record). Returns 0, 1 on a level
-// overflow (out then holds a truncated code: drop it), -1 for a malformed record (as mb_totals, or a
-// skipped one).
-int commit_mb_ref(const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i, MbTotals* totals,
-                  uint8_t tc[GPUEC_TC_COUNT], uint8_t* out, uint64_t* bits);
+// Codes coded macroblock i of a frame part mb_width macroblocks wide, whose record is m (slice_index[0..i]
+// set; its left and top neighbours with the same slice index are committed or skipped: their kind in
+// records, as encode_frame_ref sees them) into out (room for kMaxMbResidualBits + 64 bits): its residual,
+// *bits bits from out's first bit, or nothing for I_PCM (whose alignment depends on its final position:
+// the splice writes it). Sets totals[i] (as a neighbour sees it) and tc (mb_totals's record). Returns 0,
+// 1 on a level overflow (out then holds a truncated code: drop it), -1 for a malformed record (as
+// mb_totals, or a skipped one).
+int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i,
+                  MbTotals* totals, uint8_t tc[GPUEC_TC_COUNT], uint8_t* out, uint64_t* bits);
 
 }  // namespace cavlc

@@ -3,6 +3,7 @@
 #include "cavlc/frame_coder.h"
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -77,15 +78,18 @@ class CpuCoder final : public FrameCoder {
     in.slices = slices_.data();
     in.n_mbs = static_cast<int32_t>(n);
     in.n_slices = n_slices;
-    const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
-    try {
-      if (out_.size() < bound + kOutSlack) out_.resize(bound + kOutSlack);  // grows only
-    } catch (const std::bad_alloc&) {
-      *why = "out of memory";
-      return false;
+    // The splice's output is at most the skeleton, the committed residual (whole bytes), an I_PCM
+    // alignment per macroblock and each slice's padding: a bound near the real size, not the worst case
+    // of every macroblock that the coding at submit needs.
+    const uint64_t spliced = vle::packed_bytes(skeleton_bytes * 8 + uint64_t{residual_used_} * 8 + n * 8 +
+                                               static_cast<uint64_t>(n_slices) * 64);
+    if (!reserve_out(spliced, why)) return false;
+    uint64_t r = splice(in, spliced);
+    if (r == kNotCommitted) {
+      const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
+      if (!reserve_out(bound, why)) return false;
+      r = encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data());
     }
-    uint64_t r = splice(in, bound);
-    if (r == kNotCommitted) r = encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data());
     ++part_;  // the residuals committed so far belong to this part only
     residual_used_ = 0;
     if (r == UINT64_MAX) {
@@ -96,22 +100,43 @@ class CpuCoder final : public FrameCoder {
     return true;
   }
 
-  int commit(int32_t i, uint8_t totals[GPUEC_TC_COUNT]) override {
+  // Room for `bytes` of output and the readable slack; grows by half at least, so that parts a little
+  // larger than any before do not reallocate (and touch fresh pages) every time.
+  bool reserve_out(uint64_t bytes, std::string* why) {
+    if (out_.size() >= bytes + kOutSlack) return true;
+    try {
+      out_.resize(std::max(static_cast<size_t>(bytes + kOutSlack), out_.size() + out_.size() / 2));
+    } catch (const std::bad_alloc&) {
+      *why = "out of memory";
+      return false;
+    }
+    return true;
+  }
+
+  int commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]) override {
     if (i < 0 || static_cast<size_t>(i) >= mbs_) return -1;
-    pieces_[static_cast<size_t>(i)].part = part_ - 1;  // not committed unless coded below (a slot may be reused)
+    const size_t k = static_cast<size_t>(i);
+    pieces_[k].part = part_ - 1;  // not committed unless coded below (a slot may be reused)
     if (residual_.size() - residual_used_ < kMaxMbResidualBytes) {
       try {  // grows only: a part with more residual than any before
         residual_.resize(std::max(residual_.size() * 2, residual_used_ + 64 * kMaxMbResidualBytes));
-      } catch (const std::bad_alloc&) {
-        const int r = mb_totals(recs_[static_cast<size_t>(i)], totals);  // submit codes it (not committed)
-        return r < 0 || recs_[static_cast<size_t>(i)].kind == GPUEC_MB_SKIP ? -1 : r;
+      } catch (const std::bad_alloc&) {  // submit codes the record (not committed)
+        const int r = mb_totals(m, totals);
+        if (r < 0 || m.kind == GPUEC_MB_SKIP) return -1;
+        if (r == 0 && &m != &recs_[k]) recs_[k] = m;
+        return r;
       }
     }
     uint64_t bits = 0;
-    const int r = commit_mb_ref(recs_.data(), ids_.data(), mbw_, i, totals_.data(), totals,
-                                residual_.data() + residual_used_, &bits);
+    uint8_t* out = residual_.data() + residual_used_;
+    const int r = commit_mb_ref(m, recs_.data(), ids_.data(), mbw_, i, totals_.data(), totals, out, &bits);
     if (r != 0) return r;  // an overflow's bits are dropped: residual_used_ stays
-    pieces_[static_cast<size_t>(i)] = ResidualPiece{residual_used_, static_cast<uint32_t>(bits), part_};
+    recs_[k].kind = m.kind;  // what the splice and the neighbours' commits read of the record
+    if (m.kind == GPUEC_MB_PCM) {  // the samples; their alignment waits for the splice
+      std::memcpy(out, m.u.pcm, sizeof m.u.pcm);
+      bits = sizeof m.u.pcm * 8;
+    }
+    pieces_[k] = ResidualPiece{residual_used_, static_cast<uint32_t>(bits), part_};
     residual_used_ += static_cast<size_t>((bits + 7) / 8);
     return 0;
   }
@@ -148,12 +173,8 @@ class CpuCoder final : public FrameCoder {
         if (pieces[i].part != part_) return kNotCommitted;
         if (ids[i] != k) return UINT64_MAX;
         bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
-        if (m.kind == GPUEC_MB_PCM) {
-          bw.align_zero();  // pcm_alignment_zero_bit
-          bw.copy_bits(m.u.pcm, 0, sizeof m.u.pcm * 8);
-        } else {
-          bw.copy_bits(residual + pieces[i].offset, 0, pieces[i].bits);
-        }
+        if (m.kind == GPUEC_MB_PCM) bw.align_zero();  // pcm_alignment_zero_bit before the samples
+        bw.copy_bits(residual + pieces[i].offset, 0, pieces[i].bits);
       }
       bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
       results_[static_cast<size_t>(k)] = SliceResult{start, bw.bits() - start};
@@ -183,8 +204,7 @@ class CpuCoder final : public FrameCoder {
 
 }  // namespace
 
-int FrameCoder::commit(int32_t i, uint8_t totals[GPUEC_TC_COUNT]) {
-  const gpuec_mb& m = records()[i];
+int FrameCoder::commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]) {
   const int r = mb_totals(m, totals);
   if (r != 0) return r;
   if (m.kind == GPUEC_MB_SKIP) return -1;

@@ -378,10 +378,9 @@ uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* 
 
 namespace cavlc {
 
-int commit_mb_ref(const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i, MbTotals* totals,
-                  uint8_t tc[GPUEC_TC_COUNT], uint8_t* out, uint64_t* bits) {
+int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i,
+                  MbTotals* totals, uint8_t tc[GPUEC_TC_COUNT], uint8_t* out, uint64_t* bits) {
   *bits = 0;
-  const gpuec_mb& m = records[i];
   const int cbp_luma = m.cbp & 15, cbp_chroma = m.cbp >> 4;
   if (m.kind == GPUEC_MB_SKIP || m.kind > GPUEC_MB_PCM || cbp_chroma > 2 ||
       (m.kind == GPUEC_MB_I16x16 && cbp_luma != 0 && cbp_luma != 15) ||

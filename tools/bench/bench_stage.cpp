@@ -6,9 +6,10 @@
 // calling the stage (gpuec/stage.h) as the patched x264 does: per slice gpuec_slice_begin, per macroblock
 // gpuec_mb_skip or gpuec_mb_next + gpuec_mb_commit (the commit check: TotalCoeff of every block and the
 // level-overflow verdict, and whatever coding the backend does there), gpuec_slice_defer (the skeleton
-// copy); then gpuec_frame_submit, gpuec_frame_complete and gpuec_frame_slice per slice (the coding and
-// the splice). The records are put into the stage's slots before the clock starts (x264 writes them
-// in its macroblock loop). The "commit" time is the macroblock loop's part of it (begin .. defer).
+// copy); then gpuec_frame_submit, gpuec_frame_complete and gpuec_frame_slice per slice (the splice, or
+// the coding where the backend does not code at commit). Each captured record is copied into the slot
+// gpuec_mb_next hands out inside the timed loop (x264 fills the slot in its macroblock loop; the copy is
+// counted against the stage). The "commit" time is the macroblock loop's part (begin .. defer).
 // Before timing, every slice is coded once and its bit count and output hash must equal the captured
 // ones, so the benchmark runs the real inputs to the real output.
 #include <algorithm>
@@ -107,10 +108,8 @@ struct Bench {
   int stage_w = 0, stage_h = 0;
   ~Bench() { gpuec_stage_destroy(stage); }
 
-  // Puts the frame's records where x264 writes them: the slots gpuec_mb_next hands out, which are the
-  // frame coder's record array at the frame addresses (a frame is one part from macroblock 0). Leaves
-  // slice 0 begun (run() begins it again: the abandoned-slice path, which drops nothing here). False
-  // when the stage cannot be made.
+  // Makes the stage for the frame's size (once) and ends the previous part. False when the stage cannot
+  // be made.
   bool fill(const Frame& f) {
     if (!stage || stage_w != f.mb_width || stage_h != f.mb_height) {
       gpuec_stage_destroy(stage);
@@ -124,11 +123,6 @@ struct Bench {
       stage_h = f.mb_height;
     }
     gpuec_frame_complete(stage);  // ends the previous part, if any
-    gpuec_slice_begin(stage, 0, f.slices[0].cap->head.start_bit);
-    gpuec_mb* slots = gpuec_mb_next(stage);
-    size_t n = 0;
-    for (const Slice& s : f.slices)
-      for (const gpuec_mb& m : s.recs) slots[n++] = m;
     return true;
   }
 
@@ -148,7 +142,7 @@ struct Bench {
         if (m.kind == GPUEC_MB_SKIP) {
           bad |= gpuec_mb_skip(stage, m.mb_addr);
         } else {
-          gpuec_mb_next(stage);  // the slot already holds m (fill)
+          *gpuec_mb_next(stage) = m;  // x264 fills the slot in its macroblock loop: a copy here
           bad |= gpuec_mb_commit(stage, totals);  // 1 (overflow) cannot happen: x264 re-encoded those
         }
         ++n;
