@@ -49,36 +49,6 @@ TEST(StageFrame, EveryBackendMatchesTheSliceCoder) {
   }
 }
 
-// The commit's answers (gpuec_mb_commit): cavlc::mb_totals's totals; an overflowing record sent back and
-// dropped, a malformed one refused, and the record committed next into the same slot coded as if they had
-// never been there (the cpu backend codes at commit: the dropped bits must not reach the slice).
-TEST(StageFrame, CommitGivesTheTotalsAndDropsOverflowingRecords) {
-  REQUIRE_BACKEND();
-  const uint32_t seed = gpuec_test::test_seed("frame_test") + 3;
-  std::mt19937 rng(seed);
-  const int sizes[][2] = {{1, 1}, {3, 5}, {22, 18}};
-  for (int backend : backends()) {
-    for (const auto& sz : sizes) {
-      char note[256];
-      gpuec_stage* st = gpuec_stage_create(sz[0], sz[1], backend, 0, note, sizeof note);
-      ASSERT_NE(st, nullptr) << note;
-      for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1])) {
-        for (int density : {5, 40, 100}) {
-          const Part p = make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density);
-          run_part(st, p, std::string(gpuec_backend_name(backend)) + " " + std::to_string(sz[0]) + "x" +
-                              std::to_string(sz[1]) + " MBs, probed commits, seed " + std::to_string(seed),
-                   nullptr, true);
-          if (HasFailure()) break;
-        }
-      }
-      int64_t overflows = 0;
-      gpuec_stage_counts(st, nullptr, nullptr, &overflows);
-      EXPECT_GT(overflows, 0);
-      gpuec_stage_destroy(st);
-    }
-  }
-}
-
 // Records with their levels in raster order (gpuec_mb.coef_order), mixed with scan-order ones, give the
 // slices the slice coder gives for the scan-order records.
 TEST(StageFrame, RasterOrderRecordsGiveTheSameSlices) {
@@ -123,6 +93,27 @@ void for_each_stage(int w, int h, Fn fn) {
     fn(st, rng, std::string(gpuec_backend_name(backend)) + " (seed " + std::to_string(seed) + ")");
     gpuec_stage_destroy(st);
   }
+}
+
+// The commit's answers (gpuec_mb_commit): cavlc::mb_totals's totals; an overflowing record sent back and
+// dropped, a malformed one refused, and the record committed next into the same slot coded as if they had
+// never been there (the cpu backend codes at commit: the dropped bits must not reach the slice).
+TEST(StageFrame, CommitGivesTheTotalsAndDropsOverflowingRecords) {
+  REQUIRE_BACKEND();
+  const int sizes[][2] = {{1, 1}, {3, 5}, {22, 18}};
+  for (const auto& sz : sizes)
+    for_each_stage(sz[0], sz[1], [&](gpuec_stage* st, std::mt19937& rng, const std::string& what) {
+      for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1]))
+        for (int density : {5, 40, 100}) {
+          run_part(st, make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density),
+                   what + " " + std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + ", probed commits", nullptr,
+                   true);
+          if (::testing::Test::HasFailure()) return;
+        }
+      int64_t overflows = 0;
+      gpuec_stage_counts(st, nullptr, nullptr, &overflows);
+      EXPECT_GT(overflows, 0) << what;
+    });
 }
 
 // x264 --sliced-threads: each thread context's stage sees whole rows in the middle of the frame.
