@@ -3,6 +3,7 @@
 #include "cavlc/frame_coder.h"
 
 #include <algorithm>
+#include <cstring>
 #include <future>
 #include <new>
 #include <system_error>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "cavlc/frame.h"
+#include "commit.h"
 #include "frame_coder_cuda.h"
 #include "vle/bitwriter.h"
 
@@ -17,6 +19,16 @@ namespace cavlc {
 namespace {
 
 constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_coder.h)
+constexpr size_t kMaxMbResidualBytes = kMaxMbResidualBits / 8 + 8;  // and the 4 bytes of a last word
+constexpr uint64_t kNotCommitted = UINT64_MAX - 1;
+
+// A committed macroblock's residual: bits [0, bits) from byte `offset` of the residual buffer, valid
+// while `part` is the coder's part number.
+struct ResidualPiece {
+  uint64_t offset;
+  uint32_t bits;
+  uint32_t part;
+};
 
 // An array left uninitialized at allocation (the caller writes every input before submit): creating a
 // coder touches no page of its arrays, so the threads that fill them fault them in, not the creator (the
@@ -38,6 +50,12 @@ class CpuCoder final : public FrameCoder {
     mbw_ = mb_width;
     mbs_ = static_cast<size_t>(mb_width) * mb_height;
     const size_t n = mbs_ + 1;
+    try {
+      pieces_.resize(n, ResidualPiece{0, 0, 0});  // part 0: not committed (part_ starts at 1)
+    } catch (const std::bad_alloc&) {
+      *why = "out of memory";
+      return false;
+    }
     if (recs_.allocate(n) && ids_.allocate(n) && leads_.allocate(n) && slices_.allocate(n) && totals_.allocate(n) &&
         results_.allocate(n))
       return true;
@@ -77,19 +95,67 @@ class CpuCoder final : public FrameCoder {
     in.slices = slices_.data();
     in.n_mbs = static_cast<int32_t>(n);
     in.n_slices = n_slices;
-    const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
-    try {
-      if (out_.size() < bound + kOutSlack) out_.resize(bound + kOutSlack);  // grows only
-    } catch (const std::bad_alloc&) {
-      *why = "out of memory";
-      return false;
+    // The splice's output is at most the skeleton, the committed residual (whole bytes), an I_PCM
+    // alignment per macroblock and each slice's padding: a bound near the real size, not the worst case
+    // of every macroblock that the coding at submit needs.
+    const uint64_t spliced = vle::packed_bytes(skeleton_bytes * 8 + uint64_t{residual_used_} * 8 + n * 8 +
+                                               static_cast<uint64_t>(n_slices) * 64);
+    if (!reserve_out(spliced, why)) return false;
+    uint64_t r = splice(in, spliced);
+    if (r == kNotCommitted) {
+      const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
+      if (!reserve_out(bound, why)) return false;
+      r = encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data());
     }
-    if (encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data()) == UINT64_MAX) {
+    ++part_;  // the residuals committed so far belong to this part only
+    residual_used_ = 0;
+    if (r == UINT64_MAX) {
       *why = "the frame part's records or slices are malformed";
       return false;
     }
     done_ = true;
     return true;
+  }
+
+  // Room for `bytes` of output and the readable slack; grows by half at least, so that parts a little
+  // larger than any before do not reallocate (and touch fresh pages) every time.
+  bool reserve_out(uint64_t bytes, std::string* why) {
+    if (out_.size() >= bytes + kOutSlack) return true;
+    try {
+      out_.resize(std::max(static_cast<size_t>(bytes + kOutSlack), out_.size() + out_.size() / 2));
+    } catch (const std::bad_alloc&) {
+      *why = "out of memory";
+      return false;
+    }
+    return true;
+  }
+
+  int commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]) override {
+    if (i < 0 || static_cast<size_t>(i) >= mbs_) return -1;
+    const size_t k = static_cast<size_t>(i);
+    pieces_[k].part = part_ - 1;  // not committed unless coded below (a slot may be reused)
+    if (residual_.size() - residual_used_ < kMaxMbResidualBytes) {
+      try {  // grows only: a part with more residual than any before
+        residual_.resize(std::max(residual_.size() * 2, residual_used_ + 64 * kMaxMbResidualBytes));
+      } catch (const std::bad_alloc&) {  // submit codes the record (not committed)
+        const int r = mb_totals(m, totals);
+        if (r < 0 || m.kind == GPUEC_MB_SKIP) return -1;
+        if (r == 0 && &m != &recs_[k]) recs_[k] = m;
+        return r;
+      }
+    }
+    uint64_t bits = 0;
+    uint8_t* out = residual_.data() + residual_used_;
+    const int r = commit_mb_ref(m, recs_.data(), ids_.data(), mbw_, i, totals_.data(), totals, out, &bits);
+    if (r != 0) return r;  // an overflow's bits are dropped: residual_used_ stays
+    recs_[k].kind = m.kind;  // what the splice and the neighbours' commits read of the record
+    if (m.kind == GPUEC_MB_PCM) {  // the samples; their alignment waits for the splice
+      std::memcpy(out, m.u.pcm, sizeof m.u.pcm);
+      bits = sizeof m.u.pcm * 8;
+    }
+    pieces_[k] = ResidualPiece{residual_used_, static_cast<uint32_t>(bits), part_};
+    residual_used_ += static_cast<size_t>((bits + 7) / 8);
+    return 0;
   }
 
   bool complete(const uint8_t** out, const SliceResult** results, std::string* why) override {
@@ -104,6 +170,37 @@ class CpuCoder final : public FrameCoder {
   }
 
  private:
+  // The part from committed residuals: skeleton pieces and residual pieces (I_PCM samples placed here),
+  // with encode_frame_ref's checks of the slices. kNotCommitted when a coded macroblock was not
+  // committed in this part; else as encode_frame_ref.
+  uint64_t splice(const FrameAssembly& in, uint64_t out_bytes) {
+    const int32_t* ids = ids_.data();
+    const ResidualPiece* pieces = pieces_.data();
+    const uint8_t* residual = residual_.data();
+    vle::BitWriter bw(out_.data(), static_cast<size_t>(out_bytes));
+    int32_t next = 0;
+    for (int k = 0; k < in.n_slices; ++k) {
+      const FrameSlice& s = in.slices[k];
+      if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return UINT64_MAX;
+      next = s.first_mb + s.mb_count;
+      const uint64_t start = bw.bits();
+      for (int i = s.first_mb; i < next; ++i) {
+        const gpuec_mb& m = in.records[i];
+        if (m.kind == GPUEC_MB_SKIP) continue;
+        if (pieces[i].part != part_) return kNotCommitted;
+        if (ids[i] != k) return UINT64_MAX;
+        bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
+        if (m.kind == GPUEC_MB_PCM) bw.align_zero();  // pcm_alignment_zero_bit before the samples
+        bw.copy_bits(residual + pieces[i].offset, 0, pieces[i].bits);
+      }
+      bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
+      results_[static_cast<size_t>(k)] = SliceResult{start, bw.bits() - start};
+      bw.put(0, static_cast<int>((32 - (bw.bits() & 31)) & 31));
+    }
+    bw.flush();
+    return bw.overflowed() ? UINT64_MAX : bw.bits();
+  }
+
   int mbw_ = 0;
   size_t mbs_ = 0;
   bool done_ = false;
@@ -114,9 +211,23 @@ class CpuCoder final : public FrameCoder {
   std::vector<uint8_t> skel_, out_;
   HostArray<MbTotals> totals_;
   HostArray<SliceResult> results_;
+  // Committed residuals (commit): pieces_[i] of the part numbered part_ (from 1: a fresh coder's pieces
+  // are of part 0, not committed), in residual_ up to residual_used_.
+  std::vector<ResidualPiece> pieces_;
+  std::vector<uint8_t> residual_;
+  size_t residual_used_ = 0;
+  uint32_t part_ = 1;
 };
 
 }  // namespace
+
+int FrameCoder::commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]) {
+  const int r = mb_totals(m, totals);
+  if (r != 0) return r;
+  if (m.kind == GPUEC_MB_SKIP) return -1;
+  if (uint8_t* tc = tc_records()) tc_record(totals, tc + static_cast<size_t>(i) * kTcRecordBytes);
+  return 0;
+}
 
 std::unique_ptr<FrameCoder> FrameCoder::create(gpu::Backend backend, int mb_width, int mb_height, int device,
                                                std::string* why) {

@@ -39,4 +39,24 @@ struct NcPredictor {
   }
 };
 
+// The same predictions for one macroblock whose left and top neighbours' totals are known up front
+// (nullptr: not available), without a per-block availability test.
+struct MbNeighbours {
+  const MbTotals* left;
+  const MbTotals* top;
+
+  int luma(int, const MbTotals& cur, int x, int y) const {
+    const bool aa = x > 0 || left, ab = y > 0 || top;
+    const int na = x > 0 ? cur.luma[y * 4 + x - 1] : aa ? left->luma[y * 4 + 3] : 0;
+    const int nb = y > 0 ? cur.luma[(y - 1) * 4 + x] : ab ? top->luma[12 + x] : 0;
+    return predict_nc(aa, na, ab, nb);
+  }
+  int chroma(int, const MbTotals& cur, int ch, int x, int y) const {
+    const bool aa = x > 0 || left, ab = y > 0 || top;
+    const int na = x > 0 ? cur.chroma[ch][y * 2] : aa ? left->chroma[ch][y * 2 + 1] : 0;
+    const int nb = y > 0 ? cur.chroma[ch][x] : ab ? top->chroma[ch][2 + x] : 0;
+    return predict_nc(aa, na, ab, nb);
+  }
+};
+
 }  // namespace cavlc

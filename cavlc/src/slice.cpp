@@ -2,6 +2,10 @@
 
 #include "cavlc/cavlc.h"
 #include "cavlc/frame_coder.h"
+#include <type_traits>
+
+#include "block_code.h"
+#include "commit.h"
 #include "neighbours.h"
 
 #if defined(__SSE2__) && !defined(GPUEC_NO_SIMD)
@@ -237,46 +241,66 @@ struct SameSlice {
 using Neighbours = NcPredictor<SameSlice>;
 
 // Writes one macroblock's residual (7.3.5.3) and fills its totals as neighbours will see them. addr: its
-// index in nb's totals (the address in the frame, or in the frame part).
-template <class Nb>
-void encode_mb(const gpuec_mb& m, int addr, const Nb& nb, MbTotals& cur, vle::BitWriter& bw) {
+// index in nb's totals (the address in the frame, or in the frame part). With kReport, also tc: the
+// record of mb_totals (GPUEC_TC_COUNT entries), and *overflow set on a level overflow (else untouched).
+// Out: vle::BitWriter (through write_block), or block_code::WordWriter (the block coder inlined; not for
+// I_PCM, whose alignment it cannot know).
+template <bool kReport, class Nb, class Out>
+CAVLC_BLOCK_INLINE void encode_mb(const gpuec_mb& m, int addr, const Nb& nb, MbTotals& cur, Out& bw, uint8_t* tc = nullptr,
+               bool* overflow = nullptr) {
+  constexpr bool kBitWriter = std::is_same_v<Out, vle::BitWriter>;
   cur = MbTotals{};
+  auto block = [&](const int16_t* coeffs, int n, int nc) CAVLC_BLOCK_INLINE_LAMBDA {
+    if constexpr (kBitWriter)
+      return kReport ? write_block(bw, coeffs, n, nc, overflow) : write_block(bw, coeffs, n, nc);
+    else
+      return block_code::code(bw, coeffs, n, nc, kReport ? overflow : nullptr);
+  };
   if (m.kind == GPUEC_MB_SKIP) return;
   if (m.kind == GPUEC_MB_PCM) {
     for (auto& v : cur.luma) v = 16;
     for (auto& c : cur.chroma)
       for (auto& v : c) v = 16;
-    bw.align_zero();  // pcm_alignment_zero_bit
-    for (uint8_t s : m.u.pcm) bw.put(s, 8);
+    if constexpr (kBitWriter) {
+      bw.align_zero();  // pcm_alignment_zero_bit
+      for (uint8_t s : m.u.pcm) bw.put(s, 8);
+    }
     return;
   }
   const auto& c = m.u.coef;
   const int cbp_chroma = m.cbp >> 4;
   if (m.kind == GPUEC_MB_I16x16) {
-    write_block(bw, c.luma_dc, 16, nb.luma(addr, cur, 0, 0));  // block 0's neighbours
+    const int dc = block(c.luma_dc, 16, nb.luma(addr, cur, 0, 0));  // block 0's neighbours
+    if (kReport) tc[GPUEC_TC_LUMA_DC] = static_cast<uint8_t>(dc);
     if (m.cbp & 15)
       for (int b = 0; b < 16; ++b) {
         const int r = kBlkToRaster[b];
-        cur.luma[r] = static_cast<uint8_t>(
-            write_block(bw, c.luma[b] + 1, 15, nb.luma(addr, cur, r & 3, r >> 2)));
+        cur.luma[r] = static_cast<uint8_t>(block(c.luma[b] + 1, 15, nb.luma(addr, cur, r & 3, r >> 2)));
       }
   } else {
     for (int b = 0; b < 16; ++b) {
       if (!((m.cbp >> (b >> 2)) & 1)) continue;
       const int r = kBlkToRaster[b];
-      cur.luma[r] =
-          static_cast<uint8_t>(write_block(bw, c.luma[b], 16, nb.luma(addr, cur, r & 3, r >> 2)));
+      cur.luma[r] = static_cast<uint8_t>(block(c.luma[b], 16, nb.luma(addr, cur, r & 3, r >> 2)));
     }
   }
   if (cbp_chroma) {
-    write_block(bw, c.chroma_dc[0], 4, -1);
-    write_block(bw, c.chroma_dc[1], 4, -1);
+    const int cb = block(c.chroma_dc[0], 4, -1), cr = block(c.chroma_dc[1], 4, -1);
+    if (kReport) {
+      tc[GPUEC_TC_CHROMA_DC] = static_cast<uint8_t>(cb);
+      tc[GPUEC_TC_CHROMA_DC + 1] = static_cast<uint8_t>(cr);
+    }
   }
   if (cbp_chroma == 2)
     for (int ch = 0; ch < 2; ++ch)
       for (int b = 0; b < 4; ++b)
         cur.chroma[ch][b] = static_cast<uint8_t>(
-            write_block(bw, c.chroma_ac[ch * 4 + b] + 1, 15, nb.chroma(addr, cur, ch, b & 1, b >> 1)));
+            block(c.chroma_ac[ch * 4 + b] + 1, 15, nb.chroma(addr, cur, ch, b & 1, b >> 1)));
+  if (kReport) {
+    for (int b = 0; b < 16; ++b) tc[GPUEC_TC_LUMA + b] = cur.luma[kBlkToRaster[b]];
+    for (int ch = 0; ch < 2; ++ch)
+      for (int b = 0; b < 4; ++b) tc[GPUEC_TC_CHROMA_AC + ch * 4 + b] = cur.chroma[ch][b];
+  }
 }
 
 }  // namespace
@@ -303,7 +327,7 @@ int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, 
       bw.copy_bits(skel, static_cast<uint64_t>(pos), static_cast<uint64_t>(m.skel_bit - pos));
       pos = m.skel_bit;
     }
-    encode_mb(scan_order_record(m, scratch), m.mb_addr, nb, totals[m.mb_addr], bw);
+    encode_mb<false>(scan_order_record(m, scratch), m.mb_addr, nb, totals[m.mb_addr], bw);
   }
   bw.copy_bits(skel, static_cast<uint64_t>(pos), static_cast<uint64_t>(layout.skel_end - pos));
   return 0;
@@ -311,13 +335,6 @@ int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, 
 
 // The frame coder's CPU path (cavlc/frame_coder.h): a neighbour is available when it has the same slice
 // index.
-namespace {
-struct SameIndex {
-  const int32_t* slice_index;
-  bool operator()(int addr, int nb) const { return slice_index[nb] == slice_index[addr]; }
-};
-}  // namespace
-
 uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
                           uint64_t out_bytes, SliceResult* results, MbTotals* totals) {
   if (in.n_mbs < 1 || in.n_slices < 1 || mb_width < 1) return UINT64_MAX;
@@ -331,7 +348,6 @@ uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* 
     next = s.first_mb + s.mb_count;
   }
   for (int32_t i = next; i < in.n_mbs; ++i) totals[i] = MbTotals{};
-  const NcPredictor<SameIndex> nb{totals, mb_width, SameIndex{slice_index}};
   vle::BitWriter bw(out, static_cast<size_t>(out_bytes));
   gpuec_mb scratch;
   for (int k = 0; k < in.n_slices; ++k) {
@@ -346,7 +362,9 @@ uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* 
       if (slice_index[i] != k || m.kind > GPUEC_MB_PCM || (m.kind != GPUEC_MB_PCM && m.coef_order > GPUEC_COEF_RASTER))
         return UINT64_MAX;
       bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
-      encode_mb(scan_order_record(m, scratch), i, nb, totals[i], bw);
+      const MbNeighbours nb{i % mb_width > 0 && slice_index[i - 1] == k ? &totals[i - 1] : nullptr,
+                            i >= mb_width && slice_index[i - mb_width] == k ? &totals[i - mb_width] : nullptr};
+      encode_mb<false>(scan_order_record(m, scratch), i, nb, totals[i], bw);
     }
     bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
     results[k] = SliceResult{start, bw.bits() - start};
@@ -354,6 +372,40 @@ uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* 
   }
   bw.flush();
   return bw.overflowed() ? UINT64_MAX : bw.bits();
+}
+
+}  // namespace cavlc
+
+namespace cavlc {
+
+int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i,
+                  MbTotals* totals, uint8_t tc[GPUEC_TC_COUNT], uint8_t* out, uint64_t* bits) {
+  *bits = 0;
+  const int cbp_luma = m.cbp & 15, cbp_chroma = m.cbp >> 4;
+  if (m.kind == GPUEC_MB_SKIP || m.kind > GPUEC_MB_PCM || cbp_chroma > 2 ||
+      (m.kind == GPUEC_MB_I16x16 && cbp_luma != 0 && cbp_luma != 15) ||
+      (m.kind != GPUEC_MB_PCM && m.coef_order > GPUEC_COEF_RASTER))
+    return -1;
+  if (m.kind == GPUEC_MB_PCM) {
+    for (int b = 0; b < GPUEC_TC_COUNT; ++b) tc[b] = 16;
+    for (auto& v : totals[i].luma) v = 16;
+    for (auto& c : totals[i].chroma)
+      for (auto& v : c) v = 16;
+    return 0;
+  }
+  // A skipped neighbour's totals are 0 whatever totals[] holds (the commit of a skip writes nothing).
+  static constexpr MbTotals kNone{};
+  const int32_t id = slice_index[i];
+  auto neighbour = [&](int32_t a) { return records[a].kind == GPUEC_MB_SKIP ? &kNone : &totals[a]; };
+  const MbNeighbours nb{i % mb_width > 0 && slice_index[i - 1] == id ? neighbour(i - 1) : nullptr,
+                        i >= mb_width && slice_index[i - mb_width] == id ? neighbour(i - mb_width) : nullptr};
+  for (int b = 0; b < GPUEC_TC_COUNT; ++b) tc[b] = 0;
+  bool overflow = false;
+  gpuec_mb scratch;
+  block_code::WordWriter w{out};
+  encode_mb<true>(scan_order_record(m, scratch), i, nb, totals[i], w, tc, &overflow);
+  *bits = w.finish(out);
+  return overflow ? 1 : 0;
 }
 
 }  // namespace cavlc

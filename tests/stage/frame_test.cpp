@@ -130,6 +130,27 @@ void for_each_stage(int w, int h, Fn fn) {
   }
 }
 
+// The commit's answers (gpuec_mb_commit): cavlc::mb_totals's totals; an overflowing record sent back and
+// dropped, a malformed one refused, and the record committed next into the same slot coded as if they had
+// never been there (the cpu backend codes at commit: the dropped bits must not reach the slice).
+TEST(StageFrame, CommitGivesTheTotalsAndDropsOverflowingRecords) {
+  REQUIRE_BACKEND();
+  const int sizes[][2] = {{1, 1}, {3, 5}, {22, 18}};
+  for (const auto& sz : sizes)
+    for_each_stage(sz[0], sz[1], [&](gpuec_stage* st, std::mt19937& rng, const std::string& what) {
+      for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1]))
+        for (int density : {5, 40, 100}) {
+          run_part(st, make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density),
+                   what + " " + std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + ", probed commits", nullptr,
+                   true);
+          if (::testing::Test::HasFailure()) return;
+        }
+      int64_t overflows = 0;
+      gpuec_stage_counts(st, nullptr, nullptr, &overflows);
+      EXPECT_GT(overflows, 0) << what;
+    });
+}
+
 // x264 --sliced-threads: each thread context's stage sees whole rows in the middle of the frame.
 TEST(StageFrame, PartsOfRowsInsideTheFrame) {
   REQUIRE_BACKEND();

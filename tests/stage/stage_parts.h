@@ -82,9 +82,38 @@ inline std::vector<uint8_t> expected_payload(const Part& p, const Slice& s, int6
   return out;
 }
 
+// Before a coded record is committed (run_part with probe): the slot first holds a copy with a level
+// that overflows, which the commit must send back (1) without keeping anything, then a malformed copy,
+// which it must refuse. Then the record itself: its totals must be cavlc::mb_totals's.
+inline void probe_commit(gpuec_stage* st, const gpuec_mb& m, const std::string& what) {
+  uint8_t totals[GPUEC_TC_COUNT], want[GPUEC_TC_COUNT];
+  gpuec_mb* slot = gpuec_mb_next(st);
+  *slot = m;
+  if (m.kind == GPUEC_MB_PCM) {
+    slot->kind = GPUEC_MB_NORMAL;
+    slot->cbp = 0;
+    std::memset(&slot->u, 0, sizeof slot->u);
+  }
+  slot->cbp |= slot->kind == GPUEC_MB_I16x16 ? 0x0F : 0x01;
+  slot->u.coef.luma[0][slot->kind == GPUEC_MB_I16x16 ? 1 : 0] = -32768 + 1;  // overflows at any suffixLength
+  EXPECT_EQ(cavlc::mb_totals(*slot, want), 1) << what;
+  EXPECT_EQ(gpuec_mb_commit(st, totals), 1) << what << " mb " << m.mb_addr << ": an overflow not sent back";
+  slot = gpuec_mb_next(st);
+  *slot = m;
+  slot->cbp = 0x30 | 0x40;  // cbp chroma 3: malformed
+  slot->kind = GPUEC_MB_NORMAL;
+  EXPECT_EQ(gpuec_mb_commit(st, totals), GPUEC_EINVAL) << what << " mb " << m.mb_addr;
+  *gpuec_mb_next(st) = m;
+  ASSERT_EQ(gpuec_mb_commit(st, totals), GPUEC_OK) << what << " mb " << m.mb_addr;
+  ASSERT_EQ(cavlc::mb_totals(m, want), 0) << what;
+  EXPECT_TRUE(std::equal(totals, totals + GPUEC_TC_COUNT, want)) << what << " mb " << m.mb_addr << ": totals";
+}
+
 // Hands the part to the stage and checks every slice it returns against the slice coder on `reference`
-// (default: p itself; a scan-order copy when p's records are in raster order).
-inline void run_part(gpuec_stage* st, const Part& p, const std::string& what, const Part* reference = nullptr) {
+// (default: p itself; a scan-order copy when p's records are in raster order). probe: every coded record
+// goes through probe_commit.
+inline void run_part(gpuec_stage* st, const Part& p, const std::string& what, const Part* reference = nullptr,
+                     bool probe = false) {
   const Part& ref = reference ? *reference : p;
   for (size_t k = 0; k < p.slices.size(); ++k) {
     const Slice& s = p.slices[k];
@@ -93,6 +122,11 @@ inline void run_part(gpuec_stage* st, const Part& p, const std::string& what, co
       const gpuec_mb& m = p.recs[static_cast<size_t>(s.first_mb - p.first_mb + i)];
       if (m.kind == GPUEC_MB_SKIP) {
         ASSERT_EQ(gpuec_mb_skip(st, m.mb_addr), GPUEC_OK) << what;
+        continue;
+      }
+      if (probe) {
+        probe_commit(st, m, what);
+        if (::testing::Test::HasFatalFailure()) return;
         continue;
       }
       *gpuec_mb_next(st) = m;

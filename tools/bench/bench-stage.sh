@@ -4,8 +4,10 @@
 #   1. the patched x264 encodes with --gpu-entropy cpu and GPUEC_CAPTURE (the stage's inputs per slice);
 #   2. N rounds of: the timed x264 (stock + plugin/x264/bench/*.patch) encodes the same way, its stream
 #      must be byte-identical to the patched one, and it reports its residual writer's time per frame;
-#      then gpuec-bench-stage replays the capture (checking every slice's output against the capture)
-#      and reports the stage's time per frame (median of R repeats after warm-up).
+#      then gpuec-bench-stage replays the capture through the stage's C interface, call for call as the
+#      patched x264 makes them (checking every slice's output against the capture), and reports the
+#      stage's time per frame (median of R repeats after warm-up): every stage call of the frame, the
+#      commits included; the commit column is the part of it spent in the macroblock loop.
 # Per frame, each side's value is the median over the N rounds; the table gives the median and the mean
 # of those over the frames, and their ratio. See docs/benchmarks.md.
 set -euo pipefail
@@ -74,7 +76,7 @@ log "$memcpy_line"
 
 echo "memcpy (64 MiB, median of 30): $mem_gbs GB/s copied."
 echo
-echo "| clip | QP | preset | frames | MB/frame with residual | x264 writer µs/frame median | mean | stage µs/frame median | mean | stage/x264 median | mean | commit µs/frame mean | stage input KiB/frame | memcpy µs/frame | timer overhead µs/frame |"
+echo "| clip | QP | preset | frames | MB/frame with residual | x264 writer µs/frame median | mean | stage µs/frame median | mean | stage/x264 median | mean | of which commit µs/frame mean | stage input KiB/frame | memcpy µs/frame | timer overhead µs/frame |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 for spec in $clips; do

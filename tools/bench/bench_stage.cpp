@@ -2,18 +2,19 @@
 // machine's memcpy bandwidth as a reference. Driven by tools/bench/bench-stage.sh; see docs/benchmarks.md.
 //
 // For every frame of the capture (a frame starts at a slice with first_mb 0; capture with x264
-// --threads 1) it times:
-//   stage:  what the stage's cpu backend runs for the frame: the skeleton copies of gpuec_slice_defer
-//           (cavlc::put_skeleton) and the frame coder's CPU path (cavlc/frame_coder.h, submit and
-//           complete: encode_frame_ref, residual coding of every macroblock plus the splice). The frame
-//           coder's input arrays are filled before the clock starts (x264 writes them in its macroblock
-//           loop);
-//   commit: cavlc::mb_totals over the frame's coded records, the check gpuec_mb_commit runs inside
-//           x264's macroblock loop (TotalCoeff of every block, level overflow).
+// --threads 1) it times everything the stage's cpu backend costs the encoder's thread for the frame, by
+// calling the stage (gpuec/stage.h) as the patched x264 does: per slice gpuec_slice_begin, per macroblock
+// gpuec_mb_skip or gpuec_mb_next + gpuec_mb_commit (the commit check: TotalCoeff of every block and the
+// level-overflow verdict, and whatever coding the backend does there), gpuec_slice_defer (the skeleton
+// copy); then gpuec_frame_submit, gpuec_frame_complete and gpuec_frame_slice per slice (the splice, or
+// the coding where the backend does not code at commit). Each captured record is copied into the slot
+// gpuec_mb_next hands out inside the timed loop (x264 fills the slot in its macroblock loop; the copy is
+// counted against the stage). The "commit" time is the macroblock loop's part (begin .. defer).
 // Before timing, every slice is coded once and its bit count and output hash must equal the captured
 // ones, so the benchmark runs the real inputs to the real output.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "cavlc/frame.h"
 #include "cavlc/frame_coder.h"
 #include "cavlc/slice.h"
+#include "gpuec/stage.h"
 #include "bench_util.h"
 
 namespace {
@@ -33,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "usage: gpuec-bench-stage CAPTURE [--repeats R] [--warmup W] [--interleave]\n"
+               "usage: gpuec-bench-stage CAPTURE [--repeats R] [--warmup W] [--interleave] [--thread-time]\n"
                "       gpuec-bench-stage --memcpy [--size MIB] [--repeats R] [--warmup W]\n"
                "\n"
                "CAPTURE  a capture written by the stage with GPUEC_CAPTURE=FILE (x264 --threads 1)\n"
@@ -42,11 +44,15 @@ void usage(FILE* out) {
                "  --interleave  run pass by pass over all frames (each frame's data is cold again,\n"
                "                unless all frames fit in the caches) instead of W + R runs of one\n"
                "                frame after the other (its data stays cache-warm)\n"
+               "  --thread-time the thread's CPU time instead of the wall clock (leaves out the time other\n"
+               "                processes hold the core: for comparisons on a loaded machine)\n"
                "  --memcpy      time memcpy of MIB MiB (default 64) instead; reports GB/s copied\n"
                "                (bytes copied per second; the memory traffic is twice that)\n"
                "\n"
                "Output: one 'frame' line per frame, then a 'summary' line of key=value pairs (times in us):\n"
                "  frame INDEX SLICES MBS CODED_MBS RESIDUAL_MBS INPUT_BYTES STAGE_US COMMIT_US\n"
+               "  (STAGE_US: every stage call for the frame; COMMIT_US: the part of it in the macroblock\n"
+               "  loop, gpuec_slice_begin .. gpuec_slice_defer)\n"
                "  (CODED_MBS: not skipped; RESIDUAL_MBS: with residual blocks or I_PCM samples)\n"
                "  summary frames= mbs= stage_us_median= stage_us_mean= commit_us_median=\n"
                "          commit_us_mean= input_bytes_mean= mb_per_s=\n"
@@ -65,10 +71,25 @@ double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// One captured slice.
+// --thread-time: the stage's times on the thread's CPU clock (time the thread ran), which leaves out the
+// time other processes take the core: for comparisons on a loaded machine. x264's writer is timed on the
+// wall clock (TSC), so the driver's ratios use the default.
+bool g_thread_time = false;
+double now_us() {
+  if (g_thread_time) {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+  }
+  return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+}
+
+// One captured slice, with the encoder's bitstream buffer as the stage sees it: the skeleton at byte
+// start_bit / 8 (gpuec_slice_defer reads bits [start_bit, end_bit) of it).
 struct Slice {
   const cavlc::CapturedSlice* cap;
   std::vector<gpuec_mb> recs;
+  std::vector<uint8_t> buf;
 };
 
 struct Frame {
@@ -80,79 +101,66 @@ struct Frame {
   size_t input_bytes = 0;  // coded records + skeleton: what an upload to a GPU would carry
 };
 
+// The stage's cpu backend driven through its C interface (gpuec/stage.h), call for call as the patched
+// x264 drives it.
 struct Bench {
-  std::unique_ptr<cavlc::FrameCoder> coder;
-  int coder_w = 0, coder_h = 0;
-  std::vector<size_t> skel_off;  // per slice of the frame in hand
+  gpuec_stage* stage = nullptr;
+  int stage_w = 0, stage_h = 0;
+  ~Bench() { gpuec_stage_destroy(stage); }
 
-  // Fills the frame coder's arrays with the frame as the stage does (records, slice ids, leads, slices);
-  // false when the coder cannot be made.
+  // Makes the stage for the frame's size (once) and ends the previous part. False when the stage cannot
+  // be made.
   bool fill(const Frame& f) {
-    if (!coder || coder_w != f.mb_width || coder_h != f.mb_height) {
-      std::string why;
-      coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, f.mb_width, f.mb_height, 0, &why);
-      if (!coder) {
-        std::fprintf(stderr, "gpuec-bench-stage: frame coder: %s\n", why.c_str());
+    if (!stage || stage_w != f.mb_width || stage_h != f.mb_height) {
+      gpuec_stage_destroy(stage);
+      char note[256] = "";
+      stage = gpuec_stage_create(f.mb_width, f.mb_height, GPUEC_BACKEND_CPU, 0, note, sizeof note);
+      if (!stage) {
+        std::fprintf(stderr, "gpuec-bench-stage: stage: %s\n", note);
         return false;
       }
-      coder_w = f.mb_width;
-      coder_h = f.mb_height;
+      stage_w = f.mb_width;
+      stage_h = f.mb_height;
     }
-    skel_off.clear();
-    size_t n = 0, off = 0;
-    for (size_t k = 0; k < f.slices.size(); ++k) {
-      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
-      skel_off.push_back(off);
-      int64_t pos = h.start_bit;
-      const size_t first = n;
-      for (const gpuec_mb& m : f.slices[k].recs) {
-        coder->records()[n] = m;
-        coder->slice_ids()[n] = static_cast<int32_t>(k);
-        coder->leads()[n] = cavlc::MbLead{0, 0, 0};
-        if (m.kind != GPUEC_MB_SKIP) {
-          coder->leads()[n] = cavlc::MbLead{off * 8 + static_cast<uint64_t>(pos - h.start_bit),
-                                            static_cast<uint32_t>(m.skel_bit - pos), 0};
-          pos = m.skel_bit;
+    gpuec_frame_complete(stage);  // ends the previous part, if any
+    return true;
+  }
+
+  // The stage's calls for the frame (after fill), up to the last gpuec_frame_slice. *commit_us: the time
+  // of the macroblock loop (gpuec_slice_begin .. gpuec_slice_defer: the commits). Returns the number of
+  // slices coded correctly, i.e. all of them unless `check` finds a difference from the capture
+  // (reported on stderr), or an error from the stage.
+  size_t run(const Frame& f, bool check, double* commit_us) {
+    const double t0 = now_us();
+    size_t n = 0;
+    int bad = 0;
+    uint8_t totals[GPUEC_TC_COUNT];
+    for (const Slice& s : f.slices) {
+      const cavlc::CaptureSliceHeader& h = s.cap->head;
+      gpuec_slice_begin(stage, static_cast<int>(h.first_mb), h.start_bit);
+      for (const gpuec_mb& m : s.recs) {
+        if (m.kind == GPUEC_MB_SKIP) {
+          bad |= gpuec_mb_skip(stage, m.mb_addr);
+        } else {
+          *gpuec_mb_next(stage) = m;  // x264 fills the slot in its macroblock loop: a copy here
+          bad |= gpuec_mb_commit(stage, totals);  // 1 (overflow) cannot happen: x264 re-encoded those
         }
         ++n;
       }
-      cavlc::FrameSlice& fs = coder->slices()[k];
-      fs.first_mb = static_cast<int32_t>(first);
-      fs.mb_count = static_cast<int32_t>(n - first);
-      fs.tail_src_bit = off * 8 + static_cast<uint64_t>(pos - h.start_bit);
-      fs.tail_len = static_cast<uint32_t>(h.end_bit - pos + 1);
-      fs.reserved = 0;
-      off = (off + cavlc::skeleton_bytes(static_cast<uint64_t>(h.end_bit - h.start_bit)) + 3) & ~size_t{3};
+      if (gpuec_slice_defer(stage, s.buf.data(), h.end_bit, 0) < 0) bad = 1;
     }
-    return coder->skeleton(off + 4) != nullptr;
-  }
-
-  // Codes the frame (after fill); returns the number of slices coded correctly, i.e. all of them unless
-  // `check` finds a difference from the capture (reported on stderr).
-  size_t run_stage(const Frame& f, bool check) {
-    uint8_t* area = coder->skeleton(0);
-    size_t end = 0;
-    for (size_t k = 0; k < f.slices.size(); ++k) {
-      const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
-      end = skel_off[k] + cavlc::put_skeleton(area + skel_off[k], f.slices[k].cap->skeleton.data(),
-                                              static_cast<uint64_t>(h.end_bit - h.start_bit));
-    }
-    std::string why;
-    const uint8_t* out = nullptr;
-    const cavlc::SliceResult* res = nullptr;
-    const bool coded = coder->submit(f.mb_height, static_cast<int>(f.slices.size()), end, &why) &&
-                       coder->complete(&out, &res, &why);
-    if (!check) return 0;
-    if (!coded) {
-      std::fprintf(stderr, "gpuec-bench-stage: the frame coder rejects the captured frame: %s\n", why.c_str());
-      return 0;
-    }
+    if (commit_us) *commit_us = now_us() - t0;
+    const int submitted = gpuec_frame_submit(stage);
+    const int n_slices = gpuec_frame_complete(stage);
+    const uint8_t* payload = nullptr;
+    int64_t bytes = 0, added = 0;
     size_t ok = 0;
     for (size_t k = 0; k < f.slices.size(); ++k) {
       const cavlc::CaptureSliceHeader& h = f.slices[k].cap->head;
-      const int64_t bits = static_cast<int64_t>(res[k].bits) - 1;  // without the stop bit
-      if (const uint64_t hash = cavlc::capture_hash(out + (res[k].out_bit >> 3), bits);
-          bits != h.out_bits || hash != h.out_hash) {
+      if (gpuec_frame_slice(stage, static_cast<int>(k), nullptr, &payload, &bytes, &added) < 0) break;
+      if (!check) continue;
+      const int64_t bits = h.end_bit - h.start_bit + added;
+      if (const uint64_t hash = cavlc::capture_hash(payload, bits); bits != h.out_bits || hash != h.out_hash) {
         std::fprintf(stderr, "gpuec-bench-stage: slice %llu: %lld bits (hash %016llx), captured %lld bits "
                      "(hash %016llx)\n", static_cast<unsigned long long>(h.slice_index),
                      static_cast<long long>(bits), static_cast<unsigned long long>(hash),
@@ -161,16 +169,10 @@ struct Bench {
         ++ok;
       }
     }
-    return ok;
-  }
-
-  static unsigned run_commit(const Frame& f) {
-    unsigned sink = 0;
-    uint8_t t[GPUEC_TC_COUNT];
-    for (const Slice& s : f.slices)
-      for (const gpuec_mb& m : s.recs)
-        if (m.kind != GPUEC_MB_SKIP) sink += static_cast<unsigned>(cavlc::mb_totals(m, t)) + t[0] + t[24];
-    return sink;
+    if (check && (bad || submitted < 0 || n_slices != static_cast<int>(f.slices.size())))
+      std::fprintf(stderr, "gpuec-bench-stage: the stage rejects the captured frame (commit/defer %d, submit %d, "
+                   "complete %d)\n", bad, submitted, n_slices);
+    return bad || submitted < 0 ? 0 : ok;
   }
 };
 
@@ -219,6 +221,8 @@ int main(int argc, char** argv) {
       char* end = nullptr;
       size_mib = std::strtod(argv[++i], &end);
       if (*end || !(size_mib > 0 && size_mib <= 4096)) return usage(stderr), 1;
+    } else if (a == "--thread-time") {
+      g_thread_time = true;
     } else if (a == "--interleave") {
       interleave = true;
     } else if (a == "--memcpy") {
@@ -253,7 +257,9 @@ int main(int argc, char** argv) {
     if (h.first_mb == 0) frames.emplace_back();
     frames.back().mb_width = static_cast<int>(h.mb_width);
     frames.back().mb_height = static_cast<int>(h.mb_height);
-    Slice s{&c, c.recs};
+    Slice s{&c, c.recs, std::vector<uint8_t>(static_cast<size_t>(h.start_bit >> 3), 0)};
+    s.buf.insert(s.buf.end(), c.skeleton.begin(), c.skeleton.end());
+    s.buf.resize(s.buf.size() + 8, 0);
     for (gpuec_mb& m : s.recs) {
       if (m.kind == GPUEC_MB_SKIP) continue;
       ++frames.back().coded;
@@ -274,7 +280,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (!bench.fill(f)) return 2;
-    ok += bench.run_stage(f, true);
+    ok += bench.run(f, true, nullptr);
   }
   if (ok != n_slices) {
     std::fprintf(stderr, "gpuec-bench-stage: %s: %zu of %zu slices differ from the capture\n", path.c_str(),
@@ -284,15 +290,12 @@ int main(int argc, char** argv) {
 
   const size_t nf = frames.size();
   std::vector<std::vector<double>> stage_us(nf), commit_us(nf);
-  volatile unsigned sink = 0;
   auto time_frame = [&](size_t i, bool keep) {
     if (!bench.fill(frames[i])) std::exit(2);
-    auto t0 = Clock::now();
-    bench.run_stage(frames[i], false);
-    const double s = us_since(t0);
-    t0 = Clock::now();
-    sink = sink + Bench::run_commit(frames[i]);
-    const double c = us_since(t0);
+    double c = 0;
+    const double t0 = now_us();
+    bench.run(frames[i], false, &c);
+    const double s = now_us() - t0;
     if (keep) {
       stage_us[i].push_back(s);
       commit_us[i].push_back(c);

@@ -43,6 +43,9 @@ constexpr int predict_nc(bool avail_a, int n_a, bool avail_b, int n_b) {
 // Returns TotalCoeff. Levels must be codable in baseline (see level_overflow); otherwise the written
 // code is truncated to 12 suffix bits exactly as x264 does before it re-encodes the macroblock.
 int write_block(vle::BitWriter& bw, const int16_t* coeffs, int n, int nC);
+// The same, and sets *overflow (leaves it otherwise) when level_overflow(coeffs, n): the verdict comes
+// from the coding itself, without a second pass over the levels.
+int write_block(vle::BitWriter& bw, const int16_t* coeffs, int n, int nC, bool* overflow);
 
 // Number of bits write_block would write (same arguments), without writing.
 int block_bits(const int16_t* coeffs, int n, int nC);

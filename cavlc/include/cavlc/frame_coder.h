@@ -106,6 +106,23 @@ class FrameCoder {
   // while a part is in flight.
   virtual uint8_t* skeleton(size_t bytes) = 0;
 
+  // Commits coded macroblock i of the part being filled, whose record is m: slice_ids()[0..i] are written,
+  // and so are the records of i's left and top neighbours in its slice (committed, or skipped: kind
+  // GPUEC_MB_SKIP in records()). Writes the TotalCoeff of each block to totals (cavlc::mb_totals's
+  // values, GPUEC_TC_* order) and returns 0; 1 on a level overflow (cavlc::level_overflow: nothing is
+  // kept, and the caller re-encodes the macroblock and commits it again); -1 for a malformed record
+  // (mb_totals's -1, or a skipped one).
+  //   kCpu   m may be any record (the stage fills one reused, cache-hot slot for every macroblock):
+  //          the coder codes i's residual now (encode_frame_ref's bits, which also give the totals and
+  //          the verdict) into its residual buffer and keeps what the splice needs (records()[i].kind,
+  //          I_PCM samples); submit() then only splices skeleton and residual pieces. A part with a
+  //          coded macroblock that was not committed (records filled directly, as the re-entropy does)
+  //          is coded whole at submit instead: committing is optional.
+  //   kCuda  m must be records()[i], which must not change until the part is submitted: the coder
+  //          counts (cavlc::mb_totals) and writes i's TotalCoeff record (tc_records()), which the GPU
+  //          reads instead of counting; required before submit.
+  virtual int commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]);
+
   // Codes (kCpu) or enqueues (kCuda) the part: rows whole macroblock rows, n_slices slices, skeleton_bytes
   // bytes of the skeleton area. False with the reason in *why (out of range, malformed records, a CUDA
   // error); the inputs are then untouched, and a CPU coder can code them (the stage's fallback).

@@ -84,6 +84,7 @@ struct gpuec_stage {
   int64_t macroblocks = 0;
   int64_t overflows = 0;
   bool capture = false;                // GPUEC_CAPTURE: append every coded slice (cavlc/capture.h)
+  gpuec_mb hot_slot;                   // gpuec_mb_next's slot with the cpu coder (slot())
 };
 
 namespace {
@@ -97,6 +98,14 @@ void use_coder(gpuec_stage* s, std::unique_ptr<cavlc::FrameCoder> c) {
   s->ids = s->coder->slice_ids();
   s->leads = s->coder->leads();
   s->tc = s->coder->tc_records();
+}
+
+// The record slot gpuec_mb_next hands out: the coder's record of the next macroblock, or with the cpu
+// coder (which codes at commit and keeps what it needs) one reused slot that stays in the cache, unless
+// capture wants every record of the part at completion.
+gpuec_mb* slot(gpuec_stage* s) {
+  if (s->coder->backend() == gpu::Backend::kCpu && !s->capture) return &s->hot_slot;
+  return &s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
 }
 
 bool next_addr_ok(const gpuec_stage* s, int mb_addr) {
@@ -348,27 +357,28 @@ int gpuec_mb_skip(gpuec_stage* s, int mb_addr) {
 }
 
 gpuec_mb* gpuec_mb_next(gpuec_stage* s) {
-  gpuec_mb* m = &s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
+  gpuec_mb* m = slot(s);
   m->coef_order = GPUEC_COEF_SCAN;  // the record memory is reused (and pinned memory starts undefined)
   m->reserved = 0;
   return m;
 }
 
 int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
-  const gpuec_mb& m = s->recs[s->n < s->capacity ? s->n : s->capacity - 1];
+  const gpuec_mb& m = *slot(s);
   if (!next_addr_ok(s, m.mb_addr) || m.kind == GPUEC_MB_SKIP) return GPUEC_EINVAL;
   SliceState& c = cur(s);
   if (m.skel_bit < c.pos || m.skel_bit - c.pos >= (INT64_C(1) << 32)) return GPUEC_EINVAL;
-  const int r = cavlc::mb_totals(m, totals);
+  // The coder checks and counts (the cpu backend codes the residual here; the cuda one writes the
+  // TotalCoeff record that spares the GPU its count pass). It reads the slice index of the record.
+  s->ids[s->n] = static_cast<int32_t>(s->slices.size() - 1);
+  const int r = s->coder->commit(static_cast<int32_t>(s->n), m, totals);
   if (r < 0) return GPUEC_EINVAL;
   if (r == 1) {  // level overflow: the encoder re-encodes this macroblock
     ++s->overflows;
     return 1;
   }
-  s->ids[s->n] = static_cast<int32_t>(s->slices.size() - 1);
   s->leads[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
                                  static_cast<uint32_t>(m.skel_bit - c.pos), 0};
-  if (s->tc) cavlc::tc_record(totals, s->tc + s->n * cavlc::kTcRecordBytes);  // the GPU skips its count pass
   c.pos = m.skel_bit;
   ++s->n;
   return GPUEC_OK;

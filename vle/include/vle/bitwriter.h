@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace vle {
 
@@ -30,10 +31,9 @@ class BitWriter {
 
   // Appends the low nbits (0..32) of value, most significant first. Higher bits of value must be 0.
   void put(uint32_t value, int nbits) {
-    if (nbits == 0) return;
-    acc_ = (acc_ << nbits) | value;
+    acc_ = (acc_ << nbits) | value;  // nacc_ < 32 before: the 64-bit accumulator holds nacc_ + nbits
     nacc_ += nbits;
-    if (nacc_ >= 32) drain();
+    if (nacc_ >= 32) store_word();
   }
   void put_bit(uint32_t b) { put(b & 1u, 1); }
   // Unsigned Exp-Golomb ue(v) (H.264 9.1).
@@ -51,7 +51,34 @@ class BitWriter {
   void flush();
 
  private:
-  void drain();  // moves whole bytes from the accumulator to the buffer
+  // Stores the 32 oldest pending bits as one big-endian word (bytes one by one near the capacity).
+  void store_word() {
+    nacc_ -= 32;
+    const uint32_t w = static_cast<uint32_t>(acc_ >> nacc_);
+    if (written_ + 4 <= cap_) {
+      const uint32_t be = to_big_endian(w);
+      std::memcpy(buf_ + written_, &be, 4);
+      written_ += 4;
+    } else {
+      for (int s = 24; s >= 0; s -= 8) emit(static_cast<uint8_t>(w >> s));
+    }
+  }
+  static uint32_t to_big_endian(uint32_t w) {
+#if defined(__GNUC__) || defined(__clang__)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap32(w);
+#else
+    return w;
+#endif
+#else
+    uint8_t b[4] = {static_cast<uint8_t>(w >> 24), static_cast<uint8_t>(w >> 16), static_cast<uint8_t>(w >> 8),
+                    static_cast<uint8_t>(w)};
+    uint32_t r;
+    std::memcpy(&r, b, 4);
+    return r;
+#endif
+  }
+  void drain_bytes();  // moves whole bytes from the accumulator to the buffer: nacc_ < 8 after
   void emit(uint8_t byte) {
     if (written_ < cap_) buf_[written_] = byte; else overflow_ = true;
     ++written_;
@@ -59,7 +86,7 @@ class BitWriter {
   uint8_t* buf_;
   size_t cap_;
   size_t written_ = 0;  // whole bytes emitted (counted even past capacity, so bits() stays exact)
-  uint64_t acc_ = 0;    // pending bits, right-aligned
+  uint64_t acc_ = 0;    // pending bits, right-aligned: the low nacc_ bits (the bits above are stale)
   int nacc_ = 0;        // number of pending bits, < 32 between calls
   bool overflow_ = false;
 };

@@ -119,7 +119,9 @@ void gpuec_slice_begin(gpuec_stage *stage, int first_mb, int64_t start_bit);
 int gpuec_mb_skip(gpuec_stage *stage, int mb_addr);
 
 /* Slot for the next coded macroblock's record; the caller fills it (kind, cbp, mb_addr, skel_bit,
- * coefficients or pcm) and then calls gpuec_mb_commit. Never NULL. coef_order comes preset to
+ * coefficients or pcm) and then calls gpuec_mb_commit. Never NULL. The slot is the caller's only until
+ * that commit: the cpu backend hands out the same slot for every macroblock (it codes the residual at
+ * commit and keeps what it needs), so that the record the encoder fills stays in its cache. coef_order comes preset to
  * GPUEC_COEF_SCAN (x264's order) and reserved to 0; set coef_order to GPUEC_COEF_RASTER for levels in
  * raster order (cavlc/mb.h). */
 gpuec_mb *gpuec_mb_next(gpuec_stage *stage);
