@@ -42,6 +42,7 @@ struct HostArray {
     return p != nullptr;
   }
   T* data() { return p.get(); }
+  T& operator[](size_t i) { return p[i]; }
 };
 
 class CpuCoder final : public FrameCoder {
