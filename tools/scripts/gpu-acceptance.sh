@@ -86,7 +86,7 @@ rc=$?
 step "matrix-1080p.tsv, cuda: $(tail -1 "$logs/matrix-1080p.log")" $rc
 # x264's default open (issue 17): the CUDA context made in the background, the CPU coding meanwhile.
 python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/bg" --matrix "$repo/tests/e2e/matrix-1080p.tsv" \
-  --cuda-open background >"$logs/matrix-1080p-background.log" 2>&1
+  --cuda-open background --decode-later "$work/streams/matrix-1080p-background" >"$logs/matrix-1080p-background.log" 2>&1
 rc=$?
 step "matrix-1080p.tsv, cuda, context made in the background: $(tail -1 "$logs/matrix-1080p-background.log")" $rc
 python3 "$repo/tests/e2e/conformance.py" "${C[@]}" --work "$work/fa" --decode-later "$work/streams/fail-at" \
