@@ -2,8 +2,9 @@
 # x264 end to end, stock against --gpu-entropy (issue 4's acceptance: ultrafast QP 10 1080p --threads 16 at
 # least 1.15x the stock frame rate; medium QP 26 not slower than 0.98x). For every configuration the
 # encoders run in turns (stock, cuda, cpu, stock, ...) R times on the same clip; every stream must be
-# byte-identical to stock's; the frame rate is x264's own ("encoded N frames, F fps"), the table gives the
-# median over the runs and the ratio of medians. Writes DIR/results.md (Markdown) and DIR/runs.csv.
+# byte-identical to stock's; the frame rate is x264's own ("encoded N frames, F fps", timed after the encoder's
+# open), the table gives the median over the runs and the ratio of medians, and the median wall time of each
+# encoder's whole process. Writes DIR/results.md (Markdown) and DIR/runs.csv.
 set -euo pipefail
 
 prog=bench-x264-e2e
@@ -43,10 +44,10 @@ y4m="$out/$clip.f$frames.y4m"
 
 fps_of() { sed -n 's/.*encoded [0-9]* frames, \([0-9.]*\) fps.*/\1/p' "$1" | tail -1; }
 
-echo "config,encoder,run,fps" >"$out/runs.csv"
+echo "config,encoder,run,fps,wall_s" >"$out/runs.csv"
 {
-  echo "| clip | preset | QP | threads | stock fps | $(for b in $backends; do printf '%s fps | %s / stock | ' "$b" "$b"; done)"
-  echo "|---|---|---|---|---|$(for b in $backends; do printf -- '---|---|'; done)"
+  echo "| clip | preset | QP | threads | stock fps | $(for b in $backends; do printf '%s fps | %s / stock | ' "$b" "$b"; done)wall s stock$(for b in $backends; do printf ' / %s' "$b"; done) |"
+  echo "|---|---|---|---|---|$(for b in $backends; do printf -- '---|---|'; done)---|"
 } >"$out/results.md"
 
 for cfg in $configs; do
@@ -58,9 +59,11 @@ for cfg in $configs; do
       log="$out/$name.$enc.$r.log" stream="$out/$name.$enc.264"
       if [ "$enc" = stock ]; then cmd=("$stock" "${opts[@]}" -o "$stream" "$y4m")
       else cmd=("$patched" "${opts[@]}" --gpu-entropy "$enc" -o "$stream" "$y4m"); fi
+      t0=$(date +%s%N)
       "${cmd[@]}" >"$log" 2>&1 || die "encode failed: ${cmd[*]} (log $log)"
+      wall=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN {printf "%.3f", (b - a) / 1e9}')
       fps=$(fps_of "$log"); [ -n "$fps" ] || die "no fps in $log"
-      echo "$name,$enc,$r,$fps" >>"$out/runs.csv"
+      echo "$name,$enc,$r,$fps,$wall" >>"$out/runs.csv"
       if [ "$enc" != stock ]; then
         cmp -s "$out/$name.stock.264" "$stream" || die "$name: --gpu-entropy $enc stream differs from stock (run $r)"
         if [ "$enc" = auto ]; then  # cuda, or x264's own writer without a usable GPU
@@ -80,6 +83,11 @@ for cfg in $configs; do
     m=$(awk -F, -v c="$name" -v e="$b" '$1==c && $2==e {print $4}' "$out/runs.csv" | median)
     row+="$m | $(awk -v a="$m" -v b="$s" 'BEGIN {printf "%.3f", a / b}') | "
   done
+  walls=""  # whole process, start to exit (x264's fps starts after its open)
+  for e in stock $backends; do
+    walls+="${walls:+ / }$(awk -F, -v c="$name" -v e="$e" '$1==c && $2==e {print $5}' "$out/runs.csv" | median)"
+  done
+  row+="$walls | "
   echo "$row" >>"$out/results.md"
   rm -f "$out/$name".*.264
 done
