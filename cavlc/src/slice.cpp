@@ -401,7 +401,9 @@ int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* sli
   for (int b = 0; b < GPUEC_TC_COUNT; ++b) tc[b] = 0;
   bool overflow = false;
   gpuec_mb scratch;
-  encode_mb<true>(scan_order_record(m, scratch), i, nb, totals[i], out, tc, &overflow);
+  block_code::WordWriter w = out;  // a local: the writer's stores would alias a referenced one
+  encode_mb<true>(scan_order_record(m, scratch), i, nb, totals[i], w, tc, &overflow);
+  out = w;
   return overflow ? 1 : 0;
 }
 
