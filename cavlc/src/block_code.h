@@ -1,6 +1,6 @@
 // cavlc/src/block_code.h (private): the CAVLC block coder (H.264 7.3.5.3.2, 9.2) on any bit sink, shared
 // by the public write_block (cavlc.cpp, through vle::BitWriter) and the frame coder's commit (slice.cpp,
-// straight into words of the residual buffer). Table-driven as x264's writer: coeff_token and the
+// straight into words of the slice's output). Table-driven as x264's writer: coeff_token and the
 // trailing-one signs in one code, levels |L| < 64 from a table of codes and next suffixLength (the reduced
 // first level too), total_zeros and run_before from tables.h.
 #pragma once

@@ -19,16 +19,34 @@ namespace cavlc {
 namespace {
 
 constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_coder.h)
-constexpr size_t kMaxMbResidualBytes = kMaxMbResidualBits / 8 + 8;  // and the 4 bytes of a last word
-constexpr uint64_t kNotCommitted = UINT64_MAX - 1;
+// Output room one streamed commit may need past its skeleton piece: the residual (or the I_PCM alignment
+// and samples) and the 8-byte stores of the word writer.
+constexpr size_t kMaxMbStreamBytes = static_cast<size_t>(kMaxMbResidualBits / 8) + sizeof(gpuec_mb{}.u.pcm) + 24;
 
-// A committed macroblock's residual: bits [0, bits) from byte `offset` of the residual buffer, valid
-// while `part` is the coder's part number.
-struct ResidualPiece {
-  uint64_t offset;
-  uint32_t bits;
-  uint32_t part;
-};
+// Reads the big-endian 8 bytes at p.
+inline uint64_t load_be64(const uint8_t* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+#if (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return __builtin_bswap64(w);
+#else
+  uint64_t r = 0;
+  for (int k = 0; k < 8; ++k) r = r << 8 | p[k];
+  return r;
+#endif
+}
+
+// Appends bits [from, to) of src (MSB first; src readable 8 bytes past the byte of bit to - 1) to w.
+inline void copy_into(block_code::WordWriter& w, const uint8_t* src, uint64_t from, uint64_t to) {
+  while (to - from >= 48) {
+    w.put_long(load_be64(src + (from >> 3)) << (from & 7) >> 16, 48);
+    from += 48;
+  }
+  if (to > from) {
+    const int len = static_cast<int>(to - from);
+    w.put_long(load_be64(src + (from >> 3)) << (from & 7) >> (64 - len), len);
+  }
+}
 
 // An array left uninitialized at allocation (the caller writes every input before submit): creating a
 // coder touches no page of its arrays, so the threads that fill them fault them in, not the creator (the
@@ -51,12 +69,6 @@ class CpuCoder final : public FrameCoder {
     mbw_ = mb_width;
     mbs_ = static_cast<size_t>(mb_width) * mb_height;
     const size_t n = mbs_ + 1;
-    try {
-      pieces_.resize(n, ResidualPiece{0, 0, 0});  // part 0: not committed (part_ starts at 1)
-    } catch (const std::bad_alloc&) {
-      *why = "out of memory";
-      return false;
-    }
     if (recs_.allocate(n) && ids_.allocate(n) && leads_.allocate(n) && slices_.allocate(n) && totals_.allocate(n) &&
         results_.allocate(n))
       return true;
@@ -84,10 +96,21 @@ class CpuCoder final : public FrameCoder {
 
   bool submit(int rows, int n_slices, size_t skeleton_bytes, std::string* why) override {
     const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(mbw_);
+    const bool streamed = streamed_slices_ > 0 || stream_slice_ >= 0;
+    const int streamed_slices = streamed_slices_;
+    restart_stream();
     if (rows <= 0 || n > mbs_ || n_slices <= 0 || static_cast<size_t>(n_slices) > n ||
         skeleton_bytes > skel_.size()) {
       *why = "frame part out of range";
       return false;
+    }
+    if (streamed) {  // every slice is in the output already
+      if (streamed_slices != n_slices) {
+        *why = "a streamed frame part with slices not ended by end_slice_streamed";
+        return false;
+      }
+      done_ = true;
+      return true;
     }
     FrameAssembly in{};
     in.arena = skel_.data();
@@ -96,21 +119,9 @@ class CpuCoder final : public FrameCoder {
     in.slices = slices_.data();
     in.n_mbs = static_cast<int32_t>(n);
     in.n_slices = n_slices;
-    // The splice's output is at most the skeleton, the committed residual (whole bytes), an I_PCM
-    // alignment per macroblock and each slice's padding: a bound near the real size, not the worst case
-    // of every macroblock that the coding at submit needs.
-    const uint64_t spliced = vle::packed_bytes(skeleton_bytes * 8 + uint64_t{residual_used_} * 8 + n * 8 +
-                                               static_cast<uint64_t>(n_slices) * 64);
-    if (!reserve_out(spliced, why)) return false;
-    uint64_t r = splice(in, spliced);
-    if (r == kNotCommitted) {
-      const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
-      if (!reserve_out(bound, why)) return false;
-      r = encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data());
-    }
-    ++part_;  // the residuals committed so far belong to this part only
-    residual_used_ = 0;
-    if (r == UINT64_MAX) {
+    const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
+    if (!reserve_out(bound, why)) return false;
+    if (encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data()) == UINT64_MAX) {
       *why = "the frame part's records or slices are malformed";
       return false;
     }
@@ -119,7 +130,7 @@ class CpuCoder final : public FrameCoder {
   }
 
   // Room for `bytes` of output and the readable slack; grows by half at least, so that parts a little
-  // larger than any before do not reallocate (and touch fresh pages) every time.
+  // larger than any before do not reallocate (and touch fresh pages) every time. Keeps the contents.
   bool reserve_out(uint64_t bytes, std::string* why) {
     if (out_.size() >= bytes + kOutSlack) return true;
     try {
@@ -133,30 +144,59 @@ class CpuCoder final : public FrameCoder {
 
   int commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]) override {
     if (i < 0 || static_cast<size_t>(i) >= mbs_) return -1;
-    const size_t k = static_cast<size_t>(i);
-    pieces_[k].part = part_ - 1;  // not committed unless coded below (a slot may be reused)
-    if (residual_.size() - residual_used_ < kMaxMbResidualBytes) {
-      try {  // grows only: a part with more residual than any before
-        residual_.resize(std::max(residual_.size() * 2, residual_used_ + 64 * kMaxMbResidualBytes));
-      } catch (const std::bad_alloc&) {  // submit codes the record (not committed)
-        const int r = mb_totals(m, totals);
-        if (r < 0 || m.kind == GPUEC_MB_SKIP) return -1;
-        if (r == 0 && &m != &recs_[k]) recs_[k] = m;
-        return r;
-      }
+    const int r = FrameCoder::commit(i, m, totals);
+    if (r == 0 && &m != &recs_[static_cast<size_t>(i)]) recs_[static_cast<size_t>(i)] = m;  // submit codes it
+    return r;
+  }
+
+  int commit_streamed(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT], const uint8_t* skel,
+                      uint64_t from_bit, uint64_t to_bit) override {
+    if (i < 0 || static_cast<size_t>(i) >= mbs_ || to_bit < from_bit || !open_slice(ids_[static_cast<size_t>(i)]))
+      return -1;
+    std::string why;
+    if (!reserve_out(stream_bit_ / 8 + (to_bit - from_bit) / 8 + kMaxMbStreamBytes, &why)) return -1;
+    block_code::WordWriter w = writer();
+    copy_into(w, skel, from_bit, to_bit);
+    const int r = commit_mb_ref(m, recs_.data(), ids_.data(), mbw_, i, totals_.data(), totals, w);
+    if (r != 0) return r;  // an overflow's bits are dropped: stream_bit_ stays before the skeleton piece
+    recs_[static_cast<size_t>(i)].kind = m.kind;  // what the neighbours' commits read of the record
+    if (m.kind == GPUEC_MB_PCM) {  // pcm_alignment_zero_bit, then the samples
+      if (w.n) w.put(0, 8 - w.n);
+      std::memcpy(w.p, m.u.pcm, sizeof m.u.pcm);
+      w.p += sizeof m.u.pcm;
     }
-    uint64_t bits = 0;
-    uint8_t* out = residual_.data() + residual_used_;
-    const int r = commit_mb_ref(m, recs_.data(), ids_.data(), mbw_, i, totals_.data(), totals, out, &bits);
-    if (r != 0) return r;  // an overflow's bits are dropped: residual_used_ stays
-    recs_[k].kind = m.kind;  // what the splice and the neighbours' commits read of the record
-    if (m.kind == GPUEC_MB_PCM) {  // the samples; their alignment waits for the splice
-      std::memcpy(out, m.u.pcm, sizeof m.u.pcm);
-      bits = sizeof m.u.pcm * 8;
-    }
-    pieces_[k] = ResidualPiece{residual_used_, static_cast<uint32_t>(bits), part_};
-    residual_used_ += static_cast<size_t>((bits + 7) / 8);
+    stream_bit_ = w.finish(out_.data());
     return 0;
+  }
+
+  bool end_slice_streamed(int k, const uint8_t* skel, uint64_t from_bit, uint64_t to_bit) override {
+    if (to_bit < from_bit || !open_slice(k)) return false;
+    std::string why;
+    if (!reserve_out(stream_bit_ / 8 + (to_bit - from_bit) / 8 + 16, &why)) return false;
+    block_code::WordWriter w = writer();
+    copy_into(w, skel, from_bit, to_bit);
+    w.put(1, 1);  // rbsp_stop_one_bit
+    const uint64_t end = w.finish(out_.data());
+    results_[static_cast<size_t>(k)] = SliceResult{stream_start_, end - stream_start_};
+    const int pad = static_cast<int>((32 - (end & 31)) & 31);  // zero bits to the next 32-bit word
+    if (pad) w.put(0, pad);
+    stream_bit_ = w.finish(out_.data());
+    stream_slice_ = -1;
+    ++streamed_slices_;
+    return true;
+  }
+
+  void drop_slice_streamed(int k) override {
+    if (stream_slice_ != k) return;
+    stream_bit_ = stream_start_;
+    stream_slice_ = -1;
+  }
+
+  void restart_stream() override {
+    stream_bit_ = 0;
+    stream_start_ = 0;
+    stream_slice_ = -1;
+    streamed_slices_ = 0;
   }
 
   bool complete(const uint8_t** out, const SliceResult** results, std::string* why) override {
@@ -171,35 +211,19 @@ class CpuCoder final : public FrameCoder {
   }
 
  private:
-  // The part from committed residuals: skeleton pieces and residual pieces (I_PCM samples placed here),
-  // with encode_frame_ref's checks of the slices. kNotCommitted when a coded macroblock was not
-  // committed in this part; else as encode_frame_ref.
-  uint64_t splice(const FrameAssembly& in, uint64_t out_bytes) {
-    const int32_t* ids = ids_.data();
-    const ResidualPiece* pieces = pieces_.data();
-    const uint8_t* residual = residual_.data();
-    vle::BitWriter bw(out_.data(), static_cast<size_t>(out_bytes));
-    int32_t next = 0;
-    for (int k = 0; k < in.n_slices; ++k) {
-      const FrameSlice& s = in.slices[k];
-      if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return UINT64_MAX;
-      next = s.first_mb + s.mb_count;
-      const uint64_t start = bw.bits();
-      for (int i = s.first_mb; i < next; ++i) {
-        const gpuec_mb& m = in.records[i];
-        if (m.kind == GPUEC_MB_SKIP) continue;
-        if (pieces[i].part != part_) return kNotCommitted;
-        if (ids[i] != k) return UINT64_MAX;
-        bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
-        if (m.kind == GPUEC_MB_PCM) bw.align_zero();  // pcm_alignment_zero_bit before the samples
-        bw.copy_bits(residual + pieces[i].offset, 0, pieces[i].bits);
-      }
-      bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
-      results_[static_cast<size_t>(k)] = SliceResult{start, bw.bits() - start};
-      bw.put(0, static_cast<int>((32 - (bw.bits() & 31)) & 31));
-    }
-    bw.flush();
-    return bw.overflowed() ? UINT64_MAX : bw.bits();
+  // Slice k of the streamed part is the one being written: it starts now if it is the next one.
+  bool open_slice(int32_t k) {
+    if (k == stream_slice_) return true;
+    if (stream_slice_ >= 0 || k != streamed_slices_) return false;
+    stream_slice_ = k;
+    stream_start_ = stream_bit_;
+    return true;
+  }
+  // A writer that appends at stream_bit_ (the pending bits of its partial byte taken back from out_).
+  block_code::WordWriter writer() {
+    uint8_t* p = out_.data() + stream_bit_ / 8;
+    const int n = static_cast<int>(stream_bit_ & 7);
+    return block_code::WordWriter{p, n ? static_cast<uint64_t>(*p >> (8 - n)) : 0, n};
   }
 
   int mbw_ = 0;
@@ -212,12 +236,12 @@ class CpuCoder final : public FrameCoder {
   std::vector<uint8_t> skel_, out_;
   HostArray<MbTotals> totals_;
   HostArray<SliceResult> results_;
-  // Committed residuals (commit): pieces_[i] of the part numbered part_ (from 1: a fresh coder's pieces
-  // are of part 0, not committed), in residual_ up to residual_used_.
-  std::vector<ResidualPiece> pieces_;
-  std::vector<uint8_t> residual_;
-  size_t residual_used_ = 0;
-  uint32_t part_ = 1;
+  // The streamed part (commit_streamed): its output ends at stream_bit_; slice stream_slice_ (-1: none)
+  // is being written from stream_start_; streamed_slices_ slices are complete.
+  uint64_t stream_bit_ = 0;
+  uint64_t stream_start_ = 0;
+  int32_t stream_slice_ = -1;
+  int streamed_slices_ = 0;
 };
 
 }  // namespace
@@ -229,6 +253,11 @@ int FrameCoder::commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COU
   if (uint8_t* tc = tc_records()) tc_record(totals, tc + static_cast<size_t>(i) * kTcRecordBytes);
   return 0;
 }
+
+int FrameCoder::commit_streamed(int32_t, const gpuec_mb&, uint8_t*, const uint8_t*, uint64_t, uint64_t) { return -1; }
+bool FrameCoder::end_slice_streamed(int, const uint8_t*, uint64_t, uint64_t) { return false; }
+void FrameCoder::drop_slice_streamed(int) {}
+void FrameCoder::restart_stream() {}
 
 std::unique_ptr<FrameCoder> FrameCoder::create(gpu::Backend backend, int mb_width, int mb_height, int device,
                                                std::string* why) {

@@ -379,8 +379,7 @@ uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* 
 namespace cavlc {
 
 int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i,
-                  MbTotals* totals, uint8_t tc[GPUEC_TC_COUNT], uint8_t* out, uint64_t* bits) {
-  *bits = 0;
+                  MbTotals* totals, uint8_t tc[GPUEC_TC_COUNT], block_code::WordWriter& out) {
   const int cbp_luma = m.cbp & 15, cbp_chroma = m.cbp >> 4;
   if (m.kind == GPUEC_MB_SKIP || m.kind > GPUEC_MB_PCM || cbp_chroma > 2 ||
       (m.kind == GPUEC_MB_I16x16 && cbp_luma != 0 && cbp_luma != 15) ||
@@ -402,9 +401,9 @@ int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* sli
   for (int b = 0; b < GPUEC_TC_COUNT; ++b) tc[b] = 0;
   bool overflow = false;
   gpuec_mb scratch;
-  block_code::WordWriter w{out};
+  block_code::WordWriter w = out;  // a local: the writer's stores would alias a referenced one
   encode_mb<true>(scan_order_record(m, scratch), i, nb, totals[i], w, tc, &overflow);
-  *bits = w.finish(out);
+  out = w;
   return overflow ? 1 : 0;
 }
 

@@ -36,12 +36,15 @@ TEST(StageFrame, EveryBackendMatchesTheSliceCoder) {
       ASSERT_NE(st, nullptr) << note;
       EXPECT_EQ(gpuec_stage_backend(st), backend) << note;
       for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1])) {
-        for (int density : {5, 40}) {
-          const Part p = make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density);
-          run_part(st, p, std::string(gpuec_backend_name(backend)) + " " + std::to_string(sz[0]) + "x" +
-                              std::to_string(sz[1]) + " MBs, " + std::to_string(cuts.size() + 1) + " slices, seed " +
-                              std::to_string(seed));
-        }
+        for (int density : {5, 40})
+          for (stage_test::Commit how : {stage_test::Commit::kWithBuffer, stage_test::Commit::kWithoutBuffer}) {
+            const Part p = make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density);
+            run_part(st, p,
+                     std::string(gpuec_backend_name(backend)) + " " + std::to_string(sz[0]) + "x" +
+                         std::to_string(sz[1]) + " MBs, " + std::to_string(cuts.size() + 1) + " slices, seed " +
+                         std::to_string(seed) + (how == stage_test::Commit::kWithBuffer ? ", buffer" : ", no buffer"),
+                     nullptr, false, how);
+          }
       }
       char unreported[256];
       EXPECT_EQ(gpuec_stage_note(st, unreported, sizeof unreported), 0);
@@ -139,12 +142,14 @@ TEST(StageFrame, CommitGivesTheTotalsAndDropsOverflowingRecords) {
   for (const auto& sz : sizes)
     for_each_stage(sz[0], sz[1], [&](gpuec_stage* st, std::mt19937& rng, const std::string& what) {
       for (const auto& cuts : layouts(rng, sz[0], sz[0] * sz[1]))
-        for (int density : {5, 40, 100}) {
-          run_part(st, make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density),
-                   what + " " + std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + ", probed commits", nullptr,
-                   true);
-          if (::testing::Test::HasFailure()) return;
-        }
+        for (int density : {5, 40, 100})
+          for (stage_test::Commit how : {stage_test::Commit::kWithBuffer, stage_test::Commit::kWithoutBuffer}) {
+            run_part(st, make_part(rng, sz[0], 0, sz[0] * sz[1], cuts, density),
+                     what + " " + std::to_string(sz[0]) + "x" + std::to_string(sz[1]) + ", probed commits" +
+                         (how == stage_test::Commit::kWithBuffer ? ", buffer" : ", no buffer"),
+                     nullptr, true, how);
+            if (::testing::Test::HasFailure()) return;
+          }
       int64_t overflows = 0;
       gpuec_stage_counts(st, nullptr, nullptr, &overflows);
       EXPECT_GT(overflows, 0) << what;
@@ -169,20 +174,23 @@ TEST(StageFrame, PartsOfRowsInsideTheFrame) {
 TEST(StageFrame, AbandonedSliceAndPartsThatAreNotWholeRows) {
   REQUIRE_BACKEND();
   for_each_stage(9, 4, [&](gpuec_stage* st, std::mt19937& rng, const std::string& what) {
-    const Part p = make_part(rng, 9, 5, 20, {7}, 30);  // starts mid-row, ends mid-row
-    // Abandon a first attempt at the first slice after two macroblocks.
-    gpuec_slice_begin(st, p.slices[0].first_mb, p.slices[0].start_bit);
-    for (int i = 0; i < 2; ++i) {
-      const gpuec_mb& m = p.recs[static_cast<size_t>(i)];
-      if (m.kind == GPUEC_MB_SKIP) {
-        ASSERT_EQ(gpuec_mb_skip(st, m.mb_addr), GPUEC_OK);
-      } else {
-        *gpuec_mb_next(st) = m;
-        uint8_t totals[GPUEC_TC_COUNT];
-        ASSERT_EQ(gpuec_mb_commit(st, totals), GPUEC_OK);
+    for (stage_test::Commit how : {stage_test::Commit::kWithBuffer, stage_test::Commit::kWithoutBuffer}) {
+      const Part p = make_part(rng, 9, 5, 20, {7}, 30);  // starts mid-row, ends mid-row
+      // Abandon a first attempt at the first slice after three macroblocks.
+      gpuec_slice_begin(st, p.slices[0].first_mb, p.slices[0].start_bit);
+      for (int i = 0; i < 3; ++i) {
+        const gpuec_mb& m = p.recs[static_cast<size_t>(i)];
+        if (m.kind == GPUEC_MB_SKIP) {
+          ASSERT_EQ(gpuec_mb_skip(st, m.mb_addr), GPUEC_OK);
+        } else {
+          *gpuec_mb_next(st) = m;
+          uint8_t totals[GPUEC_TC_COUNT];
+          ASSERT_EQ(stage_test::commit(st, totals, p, how), GPUEC_OK);
+        }
       }
+      run_part(st, p, what + ": mid-row part" + (how == stage_test::Commit::kWithBuffer ? ", buffer" : ", no buffer"),
+               nullptr, false, how);
     }
-    run_part(st, p, what + ": mid-row part");
   });
 }
 

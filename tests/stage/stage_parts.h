@@ -85,7 +85,15 @@ inline std::vector<uint8_t> expected_payload(const Part& p, const Slice& s, int6
 // Before a coded record is committed (run_part with probe): the slot first holds a copy with a level
 // that overflows, which the commit must send back (1) without keeping anything, then a malformed copy,
 // which it must refuse. Then the record itself: its totals must be cavlc::mb_totals's.
-inline void probe_commit(gpuec_stage* st, const gpuec_mb& m, const std::string& what) {
+// How the records are committed: with the encoder's buffer (gpuec_mb_commit_bits, as the patched x264
+// does: the cpu backend then writes the payload at commit), or without (gpuec_mb_commit).
+enum class Commit { kWithBuffer, kWithoutBuffer };
+
+inline int commit(gpuec_stage* st, uint8_t totals[GPUEC_TC_COUNT], const Part& p, Commit how) {
+  return how == Commit::kWithBuffer ? gpuec_mb_commit_bits(st, totals, p.skel.data()) : gpuec_mb_commit(st, totals);
+}
+
+inline void probe_commit(gpuec_stage* st, const gpuec_mb& m, const std::string& what, const Part& p, Commit how) {
   uint8_t totals[GPUEC_TC_COUNT], want[GPUEC_TC_COUNT];
   gpuec_mb* slot = gpuec_mb_next(st);
   *slot = m;
@@ -97,23 +105,23 @@ inline void probe_commit(gpuec_stage* st, const gpuec_mb& m, const std::string& 
   slot->cbp |= slot->kind == GPUEC_MB_I16x16 ? 0x0F : 0x01;
   slot->u.coef.luma[0][slot->kind == GPUEC_MB_I16x16 ? 1 : 0] = -32768 + 1;  // overflows at any suffixLength
   EXPECT_EQ(cavlc::mb_totals(*slot, want), 1) << what;
-  EXPECT_EQ(gpuec_mb_commit(st, totals), 1) << what << " mb " << m.mb_addr << ": an overflow not sent back";
+  EXPECT_EQ(commit(st, totals, p, how), 1) << what << " mb " << m.mb_addr << ": an overflow not sent back";
   slot = gpuec_mb_next(st);
   *slot = m;
   slot->cbp = 0x30 | 0x40;  // cbp chroma 3: malformed
   slot->kind = GPUEC_MB_NORMAL;
-  EXPECT_EQ(gpuec_mb_commit(st, totals), GPUEC_EINVAL) << what << " mb " << m.mb_addr;
+  EXPECT_EQ(commit(st, totals, p, how), GPUEC_EINVAL) << what << " mb " << m.mb_addr;
   *gpuec_mb_next(st) = m;
-  ASSERT_EQ(gpuec_mb_commit(st, totals), GPUEC_OK) << what << " mb " << m.mb_addr;
+  ASSERT_EQ(commit(st, totals, p, how), GPUEC_OK) << what << " mb " << m.mb_addr;
   ASSERT_EQ(cavlc::mb_totals(m, want), 0) << what;
   EXPECT_TRUE(std::equal(totals, totals + GPUEC_TC_COUNT, want)) << what << " mb " << m.mb_addr << ": totals";
 }
 
 // Hands the part to the stage and checks every slice it returns against the slice coder on `reference`
 // (default: p itself; a scan-order copy when p's records are in raster order). probe: every coded record
-// goes through probe_commit.
+// goes through probe_commit. how: see Commit.
 inline void run_part(gpuec_stage* st, const Part& p, const std::string& what, const Part* reference = nullptr,
-                     bool probe = false) {
+                     bool probe = false, Commit how = Commit::kWithBuffer) {
   const Part& ref = reference ? *reference : p;
   for (size_t k = 0; k < p.slices.size(); ++k) {
     const Slice& s = p.slices[k];
@@ -125,13 +133,13 @@ inline void run_part(gpuec_stage* st, const Part& p, const std::string& what, co
         continue;
       }
       if (probe) {
-        probe_commit(st, m, what);
+        probe_commit(st, m, what, p, how);
         if (::testing::Test::HasFatalFailure()) return;
         continue;
       }
       *gpuec_mb_next(st) = m;
       uint8_t totals[GPUEC_TC_COUNT];
-      ASSERT_EQ(gpuec_mb_commit(st, totals), GPUEC_OK) << what << " mb " << m.mb_addr;
+      ASSERT_EQ(commit(st, totals, p, how), GPUEC_OK) << what << " mb " << m.mb_addr;
     }
     ASSERT_EQ(gpuec_slice_defer(st, p.skel.data(), s.end_bit, 100 + static_cast<int>(k)), static_cast<int>(k)) << what;
   }

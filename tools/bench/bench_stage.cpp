@@ -4,10 +4,11 @@
 // For every frame of the capture (a frame starts at a slice with first_mb 0; capture with x264
 // --threads 1) it times everything the stage's cpu backend costs the encoder's thread for the frame, by
 // calling the stage (gpuec/stage.h) as the patched x264 does: per slice gpuec_slice_begin, per macroblock
-// gpuec_mb_skip or gpuec_mb_next + gpuec_mb_commit (the commit check: TotalCoeff of every block and the
-// level-overflow verdict, and whatever coding the backend does there), gpuec_slice_defer (the skeleton
-// copy); then gpuec_frame_submit, gpuec_frame_complete and gpuec_frame_slice per slice (the splice, or
-// the coding where the backend does not code at commit). Each captured record is copied into the slot
+// gpuec_mb_skip or gpuec_mb_next + gpuec_mb_commit_bits (the commit check: TotalCoeff of every block and the
+// level-overflow verdict, and whatever coding the backend does there: the cpu backend writes the skeleton
+// piece and the residual into the slice's output), gpuec_slice_defer (the slice's tail, or the skeleton
+// copy); then gpuec_frame_submit, gpuec_frame_complete and gpuec_frame_slice per slice (the coding where
+// the backend does not code at commit). Each captured record is copied into the slot
 // gpuec_mb_next hands out inside the timed loop (x264 fills the slot in its macroblock loop; the copy is
 // counted against the stage). The "commit" time is the macroblock loop's part (begin .. defer).
 // Before timing, every slice is coded once and its bit count and output hash must equal the captured
@@ -143,7 +144,8 @@ struct Bench {
           bad |= gpuec_mb_skip(stage, m.mb_addr);
         } else {
           *gpuec_mb_next(stage) = m;  // x264 fills the slot in its macroblock loop: a copy here
-          bad |= gpuec_mb_commit(stage, totals);  // 1 (overflow) cannot happen: x264 re-encoded those
+          // with the buffer, as x264 calls it; 1 (overflow) cannot happen: x264 re-encoded those
+          bad |= gpuec_mb_commit_bits(stage, totals, s.buf.data());
         }
         ++n;
       }

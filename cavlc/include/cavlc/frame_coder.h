@@ -112,16 +112,32 @@ class FrameCoder {
   // values, GPUEC_TC_* order) and returns 0; 1 on a level overflow (cavlc::level_overflow: nothing is
   // kept, and the caller re-encodes the macroblock and commits it again); -1 for a malformed record
   // (mb_totals's -1, or a skipped one).
-  //   kCpu   m may be any record (the stage fills one reused, cache-hot slot for every macroblock):
-  //          the coder codes i's residual now (encode_frame_ref's bits, which also give the totals and
-  //          the verdict) into its residual buffer and keeps what the splice needs (records()[i].kind,
-  //          I_PCM samples); submit() then only splices skeleton and residual pieces. A part with a
-  //          coded macroblock that was not committed (records filled directly, as the re-entropy does)
-  //          is coded whole at submit instead: committing is optional.
+  //   kCpu   m may be any record (it is copied to records()[i] unless it is that record); submit() codes
+  //          the part whole (encode_frame_ref). For a part coded once, at commit, see commit_streamed.
   //   kCuda  m must be records()[i], which must not change until the part is submitted: the coder
   //          counts (cavlc::mb_totals) and writes i's TotalCoeff record (tc_records()), which the GPU
   //          reads instead of counting; required before submit.
   virtual int commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]);
+
+  // Streamed parts (kCpu only; kCuda refuses: -1, false). The caller holds each slice's skeleton in its
+  // own buffer (the x264 stage: x264's bitstream buffer, which may move between calls) and hands the bits
+  // as they are written, so that each slice's output is written once, in order, and submit() has nothing
+  // left to do: no skeleton area, no leads, no FrameSlice entries. A part is streamed when its first call
+  // is one of these; then every coded macroblock goes through commit_streamed and every slice ends with
+  // end_slice_streamed (slice k at its turn, k = 0, 1, ...), and submit() checks that n_slices ended.
+  //   commit_streamed: as commit (same preconditions, return values and totals), and appends to slice
+  //     slice_ids()[i]'s output the skeleton bits [from_bit, to_bit) of skel (the piece in front of i's
+  //     residual), then i's residual (I_PCM: pcm_alignment_zero_bits and the samples). On a level overflow
+  //     (1) nothing is appended. skel must be readable 8 bytes past the byte of bit to_bit - 1.
+  //   end_slice_streamed: appends slice k's tail, the skeleton bits [from_bit, to_bit) of skel, and
+  //     rbsp_stop_one_bit; slice k is then complete (its SliceResult as complete() gives it).
+  //   drop_slice_streamed: slice k, not ended, is dropped from the output (the caller abandoned it).
+  //   restart_stream: forgets a streamed part that was not submitted (a new part starts).
+  virtual int commit_streamed(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT], const uint8_t* skel,
+                              uint64_t from_bit, uint64_t to_bit);
+  virtual bool end_slice_streamed(int k, const uint8_t* skel, uint64_t from_bit, uint64_t to_bit);
+  virtual void drop_slice_streamed(int k);
+  virtual void restart_stream();
 
   // Codes (kCpu) or enqueues (kCuda) the part: rows whole macroblock rows, n_slices slices, skeleton_bytes
   // bytes of the skeleton area. False with the reason in *why (out of range, malformed records, a CUDA

@@ -52,6 +52,10 @@ struct SliceState {
 
 enum class Part { kEmpty, kOpen, kSubmitted, kDone };
 
+// Whether the part's output is written at commit (FrameCoder::commit_streamed: the cpu coder, commits with
+// the encoder's buffer, no capture): decided by its first commit or defer.
+enum class Stream { kUnknown, kYes, kNo };
+
 }  // namespace
 
 struct gpuec_stage {
@@ -77,6 +81,7 @@ struct gpuec_stage {
   bool slice_open = false;
   bool part_bad = false;               // a slice began before the end of the previous one
   bool part_on_coder = false;          // the part was submitted to `coder` and waits in complete()
+  Stream stream = Stream::kNo;
   std::vector<SliceState> slices;
   size_t skel_used = 0;                // bytes of the skeleton area in use
   const uint8_t* out = nullptr;        // output of the completed part
@@ -310,6 +315,8 @@ void gpuec_stage_memory(const gpuec_stage* s, int64_t* device_bytes, int64_t* pi
 void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
   if (s->part != Part::kOpen || s->slices.empty()) {  // a new frame part
     adopt_pending(s);
+    s->stream = s->coder->backend() == gpu::Backend::kCpu && !s->capture ? Stream::kUnknown : Stream::kNo;
+    s->coder->restart_stream();
     s->part = Part::kOpen;
     s->slices.clear();
     s->skel_used = 0;
@@ -318,7 +325,8 @@ void gpuec_slice_begin(gpuec_stage* s, int first_mb, int64_t start_bit) {
     s->out = nullptr;
     s->base = first_mb >= 0 && first_mb < s->mb_width * s->mb_height ? first_mb - first_mb % s->mb_width : 0;
     s->n = 0;
-  } else if (s->slice_open) {  // the open slice was abandoned: drop its records
+  } else if (s->slice_open) {  // the open slice was abandoned: drop its records (and its streamed output)
+    if (s->stream == Stream::kYes) s->coder->drop_slice_streamed(static_cast<int>(s->slices.size() - 1));
     s->n = static_cast<size_t>(cur(s).first);
     s->skel_used = cur(s).skel_off;
     s->slices.pop_back();
@@ -363,22 +371,31 @@ gpuec_mb* gpuec_mb_next(gpuec_stage* s) {
   return m;
 }
 
-int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) {
+int gpuec_mb_commit(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT]) { return gpuec_mb_commit_bits(s, totals, nullptr); }
+
+int gpuec_mb_commit_bits(gpuec_stage* s, uint8_t totals[GPUEC_TC_COUNT], const uint8_t* buf) {
   const gpuec_mb& m = *slot(s);
   if (!next_addr_ok(s, m.mb_addr) || m.kind == GPUEC_MB_SKIP) return GPUEC_EINVAL;
   SliceState& c = cur(s);
   if (m.skel_bit < c.pos || m.skel_bit - c.pos >= (INT64_C(1) << 32)) return GPUEC_EINVAL;
-  // The coder checks and counts (the cpu backend codes the residual here; the cuda one writes the
-  // TotalCoeff record that spares the GPU its count pass). It reads the slice index of the record.
+  if (s->stream == Stream::kUnknown) s->stream = buf ? Stream::kYes : Stream::kNo;
+  if (s->stream == Stream::kYes && !buf) return GPUEC_EINVAL;  // a streamed part needs the buffer every time
+  // The coder checks and counts (the cpu backend, streamed, writes the skeleton piece and codes the
+  // residual here; the cuda one writes the TotalCoeff record that spares the GPU its count pass). It
+  // reads the slice index of the record.
   s->ids[s->n] = static_cast<int32_t>(s->slices.size() - 1);
-  const int r = s->coder->commit(static_cast<int32_t>(s->n), m, totals);
+  const int r = s->stream == Stream::kYes
+                    ? s->coder->commit_streamed(static_cast<int32_t>(s->n), m, totals, buf,
+                                                static_cast<uint64_t>(c.pos), static_cast<uint64_t>(m.skel_bit))
+                    : s->coder->commit(static_cast<int32_t>(s->n), m, totals);
   if (r < 0) return GPUEC_EINVAL;
   if (r == 1) {  // level overflow: the encoder re-encodes this macroblock
     ++s->overflows;
     return 1;
   }
-  s->leads[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
-                                 static_cast<uint32_t>(m.skel_bit - c.pos), 0};
+  if (s->stream != Stream::kYes)
+    s->leads[s->n] = cavlc::MbLead{static_cast<uint64_t>(c.skel_off) * 8 + static_cast<uint64_t>(c.pos - c.start_bit),
+                                   static_cast<uint32_t>(m.skel_bit - c.pos), 0};
   c.pos = m.skel_bit;
   ++s->n;
   return GPUEC_OK;
@@ -391,6 +408,14 @@ int gpuec_slice_defer(gpuec_stage* s, const uint8_t* buf, int64_t end_bit, int t
   c.count = static_cast<int>(s->n) - c.first;
   c.tag = tag;
   if (c.count == 0 || c.end_bit - c.start_bit > INT64_C(1) << 32) return GPUEC_EINVAL;
+  if (s->stream == Stream::kYes) {  // the tail and the stop bit complete the slice's output
+    if (!s->coder->end_slice_streamed(static_cast<int>(s->slices.size() - 1), buf, static_cast<uint64_t>(c.pos),
+                                      static_cast<uint64_t>(end_bit)))
+      return GPUEC_EINVAL;
+    s->slice_open = false;
+    return static_cast<int>(s->slices.size() - 1);
+  }
+  s->stream = Stream::kNo;  // a slice without commits: the part is not streamed
   // Copy the skeleton, with rbsp_stop_one_bit after it: the coder writes it as the slice's last bit.
   const uint64_t bits = static_cast<uint64_t>(end_bit - c.start_bit);
   uint8_t* area = s->coder->skeleton(c.skel_off + cavlc::skeleton_bytes(bits) + 4);

@@ -7,7 +7,8 @@
  *     gpuec_slice_begin(stage, first_mb, start_bit)       when the encoder starts the slice NAL
  *     per macroblock, in order:
  *       skipped:  gpuec_mb_skip(stage, mb_addr)
- *       coded:    m = gpuec_mb_next(stage); fill *m;  gpuec_mb_commit(stage, totals)
+ *       coded:    m = gpuec_mb_next(stage); fill *m;  gpuec_mb_commit_bits(stage, totals, buf)
+ *                 (or gpuec_mb_commit(stage, totals) when the skeleton is not in memory yet)
  *     gpuec_slice_defer(stage, buf, end_bit, tag)         after the last skip run
  *   gpuec_frame_submit(stage)                             after the part's last slice
  *   gpuec_frame_complete(stage)                           before the NAL units are escaped; then
@@ -16,11 +17,15 @@
  * The stage codes the residual of all recorded macroblocks and returns each slice's NAL payload: the
  * skeleton bits [start_bit, end_bit) with each residual inserted at its record's skel_bit (I_PCM
  * alignment resolved from the final positions), then rbsp_slice_trailing_bits. Bits are MSB first
- * (vle/bitwriter.h). Both backends are cavlc's frame coder (cavlc/frame_coder.h): the records go into
- * its arrays as they are committed, gpuec_slice_defer copies the slice's skeleton, and gpuec_frame_submit
- * codes every slice of the part in one submission: the cpu backend there and then on the encoder's
- * thread; the cuda backend copies the part to the GPU and returns at once, so that the encoder thread
- * goes on while the GPU works. gpuec_frame_complete waits for it. gpuec_slice_finish is the one-slice
+ * (vle/bitwriter.h). Both backends are cavlc's frame coder (cavlc/frame_coder.h). The cpu backend, when
+ * the commits come with the encoder's buffer (gpuec_mb_commit_bits), writes each slice's payload once, as
+ * it goes: at each commit the skeleton bits since the previous insertion point and the macroblock's
+ * residual, at gpuec_slice_defer the tail and the stop bit (FrameCoder::commit_streamed); gpuec_frame_submit
+ * then has nothing left to do. Otherwise (the cuda backend, commits without a buffer, GPUEC_CAPTURE) the
+ * records go into the coder's arrays as they are committed, gpuec_slice_defer copies the slice's
+ * skeleton, and gpuec_frame_submit codes every slice of the part in one submission: the cpu backend there
+ * and then on the encoder's thread; the cuda backend copies the part to the GPU and returns at once, so
+ * that the encoder thread goes on while the GPU works. gpuec_frame_complete waits for it. gpuec_slice_finish is the one-slice
  * shortcut (defer, submit, complete). Slices of a part come in increasing macroblock order and hold at
  * least one macroblock each; a part may start and end anywhere in a row and have gaps between slices.
  *
@@ -132,6 +137,14 @@ gpuec_mb *gpuec_mb_next(gpuec_stage *stage);
  * re-encode the macroblock at a higher QP; the record is dropped and the slot is reused); or
  * GPUEC_EINVAL for a malformed record (bad kind or cbp, address out of order). */
 int gpuec_mb_commit(gpuec_stage *stage, uint8_t totals[GPUEC_TC_COUNT]);
+
+/* gpuec_mb_commit with the encoder's bitstream buffer as it is now (it may have moved since the last
+ * call: x264 reallocates it between macroblocks): bits [start_bit, skel_bit) of the slice must be in
+ * memory at buf, which must be readable 8 bytes past the byte of bit skel_bit - 1. With the cpu backend
+ * the stage then copies the skeleton bits since the previous insertion point and codes the residual into
+ * the slice's payload now, so that nothing is copied or spliced later. A frame part whose first commit
+ * comes with a buffer needs one with every commit (GPUEC_EINVAL otherwise); buf NULL is gpuec_mb_commit. */
+int gpuec_mb_commit_bits(gpuec_stage *stage, uint8_t totals[GPUEC_TC_COUNT], const uint8_t *buf);
 
 /* Ends the slice: `buf` is the encoder's bitstream buffer and end_bit the position after the skeleton's
  * last bit (after the final mb_skip_run, before rbsp_slice_trailing_bits); bits [start_bit, end_bit)
