@@ -30,12 +30,12 @@
 // The two give the same bytes (tests/bitexact and the frame coder tests check it).
 //
 // Memory of a kCuda coder (memory() says what it holds now; README "Memory per encoder" sizes a host from
-// it). M = mb_width * mb_height. At create: pinned host arrays for M + 1 records (records, slice ids, leads,
-// TotalCoeff records, slices, results: 924 bytes a macroblock), a pinned skeleton area of 64 M + 64 KiB
-// and a mapped pinned output of 64 M + 64 KiB, and their device twins (small arrays, output) but no slot
-// area: the device arena (skeletons, records, slots: 3424 bytes a macroblock), the slot lengths and the
-// kernel workspace are allocated by the first submit() for that part's macroblocks, and grow when a larger
-// part comes (to at least twice, at most M). The skeleton area doubles when a frame's skeletons need more;
+// it). M = mb_width * mb_height. At create, for a whole frame: pinned host arrays for M + 1 records (records,
+// slice ids, leads, TotalCoeff records, slices, results: 924 bytes a macroblock), a pinned skeleton area of
+// 64 M + 64 KiB and a mapped pinned output of 256 M + 64 KiB, their device twins (small arrays, output), and
+// the device arena (skeletons, records, slots: 3424 bytes a macroblock), the slot lengths and the kernel
+// workspace: allocating during the encode stalls it (docs/benchmarks.md, issue 17), and the stage creates its
+// coder in the background (PendingCudaCoder). The skeleton area doubles when a frame's skeletons need more;
 // the output (host and device alike) grows to 1.5x a part's output when that part's output did not fit:
 // complete() then codes the part again on the device, synchronously, into the larger output (same bits).
 // So after the largest part and the largest output, nothing is allocated any more.
