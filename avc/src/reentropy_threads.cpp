@@ -518,7 +518,7 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
     cuda_mode_ = true;
   } else if (opt_.backend == gpu::Backend::kAuto) {
     std::string why;
-    cuda_mode_ = gpu::device_count(&why) > 0;
+    cuda_mode_ = gpu::device_usable(opt_.device, &why);
   } else if (opt_.backend != gpu::Backend::kCpu) {
     return false;
   }

@@ -23,4 +23,14 @@ CudaError probe_cuda(uint32_t*, int, uint32_t) {
 }
 #endif
 
+bool device_usable(int device, std::string* why) {
+  const int n = device_count(why);
+  if (n < 1) return false;
+  if (device < 0 || device >= n) {
+    if (why) *why = "device " + std::to_string(device) + " asked for, " + std::to_string(n) + " present";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace gpu

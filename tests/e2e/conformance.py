@@ -526,7 +526,7 @@ CODED_RE = re.compile(r"^(cpu|cuda) stage coded (\d+) slices?, (\d+) macroblocks
 FALLBACK_RE = re.compile(r"^(.+); the stage is off, x264 writes the stream itself$")
 CUDA_FAILED_RE = re.compile(r"^the cuda backend failed \((.+)\); the cpu backend codes from here on")
 MEMORY_RE = re.compile(r"^cuda stage memory: [0-9.]+ MiB device, [0-9.]+ MiB pinned per stage, \d+ stages$")
-AUTO_OFF_RE = re.compile(r"^auto: no usable CUDA device \((.+)\); the stage is off, x264 writes the stream itself$")
+AUTO_OFF_RE = re.compile(r"^auto: (.+); the stage is off, x264 writes the stream itself$")
 
 
 def log_lines(text):
@@ -573,8 +573,8 @@ def check_stage_log(text, expect, backend, fail_at=None, wait_open=True):
     if expect == "stage" and backend == "auto" and auto_off:
         # auto without a usable GPU at open: x264's own writer, said in one info line, nothing else
         if len(auto_off) != 1 or auto_off[0][0] != "info" or len(gpu) != 1:
-            errs.append("auto without a GPU: expected exactly one info line 'gpu-entropy: auto: no usable CUDA device"
-                        " (...); the stage is off, x264 writes the stream itself' and no other gpu-entropy line,"
+            errs.append("auto without a GPU: expected exactly one info line 'gpu-entropy: auto: <reason>; the stage"
+                        " is off, x264 writes the stream itself' and no other gpu-entropy line,"
                         " found %s" % gpu)
         return errs, "auto: stage off (%s)" % AUTO_OFF_RE.match(auto_off[0][1]).group(1)
     if expect == "stage":

@@ -226,8 +226,10 @@ TEST(StageFrame, CudaRequestWithoutGpuFallsBackWithANote) {
   st = gpuec_stage_create(4, 4, GPUEC_BACKEND_AUTO, 0, note, sizeof note);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
-  // auto says why it is not cuda (x264 then turns the stage off and writes the stream itself)
-  EXPECT_EQ(std::string(note).rfind("no usable CUDA device (", 0), 0u) << note;
+  // auto says why it is not cuda (x264 then turns the stage off and writes the stream itself): the device
+  // check's reason, not the cuda request's warning
+  EXPECT_STRNE(note, "");
+  EXPECT_EQ(std::string(note).find("cuda backend unavailable"), std::string::npos) << note;
   gpuec_stage_destroy(st);
 }
 
@@ -245,7 +247,7 @@ TEST(StageFrame, CudaDeviceIndexOutOfRangeIsANote) {
   st = gpuec_stage_create(4, 4, GPUEC_BACKEND_AUTO, n, note, sizeof note);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(gpuec_stage_backend(st), GPUEC_BACKEND_CPU);
-  EXPECT_EQ(std::string(note).rfind("no usable CUDA device (", 0), 0u) << note;
+  EXPECT_EQ(std::string(note), "device " + std::to_string(n) + " asked for, " + std::to_string(n) + " present");
   gpuec_stage_destroy(st);
   st = gpuec_stage_create(4, 4, GPUEC_BACKEND_AUTO, 0, note, sizeof note);
   ASSERT_NE(st, nullptr);

@@ -20,6 +20,7 @@
 #include "../frame_coder_cuda.h"
 #include "cavlc/encode_frame_cuda.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device.h"
 #include "gpu/device/pdl.cuh"
 #include "vle/bitwriter.h"
 
@@ -63,12 +64,7 @@ class Coder final : public FrameCoder {
     mbs_ = static_cast<size_t>(mb_width) * mb_height;
     cap_ = mbs_ + 1;
     cudaError_t e;
-    int count = 0;
-    if ((e = cudaGetDeviceCount(&count)) != cudaSuccess) return gpu::fail(why, e, "cudaGetDeviceCount");
-    if (device >= count) {
-      *why = "device " + std::to_string(device) + " asked for, " + std::to_string(count) + " present";
-      return false;
-    }
+    if (!gpu::device_usable(device, why)) return false;
     if ((e = cudaSetDevice(device)) != cudaSuccess) return gpu::fail(why, e, "cudaSetDevice");
     device_ = device;  // only a valid ordinal: release() selects it
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess)

@@ -25,6 +25,10 @@ bool built_with_cuda();
 // Number of usable CUDA devices; 0 with the reason in *why (no CUDA build, no driver, no device).
 int device_count(std::string* why);
 
+// Whether CUDA device ordinal `device` exists and is usable (device_count's check and the ordinal's range);
+// false with the reason in *why ("device N asked for, M present" for an ordinal out of range).
+bool device_usable(int device, std::string* why);
+
 // Name and compute capability of device 0, e.g. "NVIDIA H200 (sm_90)"; empty when none.
 std::string device_description();
 

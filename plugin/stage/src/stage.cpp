@@ -168,17 +168,6 @@ void adopt_pending(gpuec_stage* s) {
   use_coder(s, std::move(c));
 }
 
-// Whether CUDA device `device` can be asked for; the reason in *why when not.
-bool device_usable(int device, std::string* why) {
-  const int n = gpu::device_count(why);
-  if (n < 1) return false;
-  if (device >= n) {
-    *why = "device " + std::to_string(device) + " asked for, " + std::to_string(n) + " present";
-    return false;
-  }
-  return true;
-}
-
 // Submits the part to the coder (the cuda one, or the cpu one after a failure). Returns 0 or GPUEC_E*.
 int submit_part(gpuec_stage* s) {
   const int rows = static_cast<int>((s->n + static_cast<size_t>(s->mb_width) - 1) / static_cast<size_t>(s->mb_width));
@@ -252,7 +241,7 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
       why = "the cuda backend failed earlier in this process";
     } else if (wait && *wait && std::strcmp(wait, "0") != 0) {
       coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
-    } else if (device_usable(device, &why)) {  // the driver is up; the context and buffers come in the background
+    } else if (gpu::device_usable(device, &why)) {  // the driver is up; the context and buffers come in the background
       s->pending.reset(new (std::nothrow) cavlc::PendingCudaCoder(mb_width, mb_height, device));
       if (!s->pending) why = "out of memory";
     }
@@ -261,7 +250,7 @@ gpuec_stage* gpuec_stage_create(int mb_width, int mb_height, int backend, int de
     } else if (!coder && asked == gpu::Backend::kCuda)
       set_note(note, note_size, ("cuda backend unavailable (" + why + "); using the cpu backend").c_str());
     else if (!coder)  // auto: why the cpu backend (x264 then keeps its own writer: the encoder's choice)
-      set_note(note, note_size, ("no usable CUDA device (" + why + ")").c_str());
+      set_note(note, note_size, why.c_str());
   }
   if (!coder) coder = cavlc::FrameCoder::create(gpu::Backend::kCpu, mb_width, mb_height, 0, &why);
   if (!coder) {

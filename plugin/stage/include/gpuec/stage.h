@@ -84,8 +84,9 @@ typedef struct gpuec_stage gpuec_stage;
  *   CUDA: the CUDA backend, note empty; when no device is usable, the CPU with the note
  *         "cuda backend unavailable (<reason>); using the cpu backend".
  *   AUTO: the CUDA backend when a device is usable (note empty), else the CPU with the note
- *         "no usable CUDA device (<reason>)". x264 then closes the stage and keeps its own writer, which
- *         is faster than the CPU stage (it writes the residual in place).
+ *         <reason> (gpu::device_usable's: no driver, no device, the ordinal out of range, no CUDA in this
+ *         build; or an earlier CUDA failure in the process). x264 then closes the stage and keeps its own
+ *         writer, which is at least as fast as the CPU stage.
  * `device` is the CUDA device index (0: the first). Returns NULL on failure, with the reason in `note`. */
 gpuec_stage *gpuec_stage_create(int mb_width, int mb_height, int backend, int device, char *note,
                                 size_t note_size);
