@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cavlc/tables.h"
+#include "vle/bitwriter.h"
 
 #if defined(__SSE2__) && !defined(GPUEC_NO_SIMD)
 #include <emmintrin.h>
@@ -96,13 +97,7 @@ struct WordWriter {
   CAVLC_BLOCK_INLINE void put_long(uint64_t val, int len) {
     acc = (acc << len) | val;
     n += len;  // <= 63
-    uint64_t w = acc << (64 - n);
-#if (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    w = __builtin_bswap64(w);
-    std::memcpy(p, &w, 8);
-#else
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(w >> (56 - 8 * i));
-#endif
+    vle::store_be64(p, acc << (64 - n));
     p += n >> 3;
     n &= 7;
   }

@@ -23,28 +23,15 @@ constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_code
 // and samples) and the 8-byte stores of the word writer.
 constexpr size_t kMaxMbStreamBytes = static_cast<size_t>(kMaxMbResidualBits / 8) + sizeof(gpuec_mb{}.u.pcm) + 24;
 
-// Reads the big-endian 8 bytes at p.
-inline uint64_t load_be64(const uint8_t* p) {
-  uint64_t w;
-  std::memcpy(&w, p, 8);
-#if (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  return __builtin_bswap64(w);
-#else
-  uint64_t r = 0;
-  for (int k = 0; k < 8; ++k) r = r << 8 | p[k];
-  return r;
-#endif
-}
-
 // Appends bits [from, to) of src (MSB first; src readable 8 bytes past the byte of bit to - 1) to w.
 inline void copy_into(block_code::WordWriter& w, const uint8_t* src, uint64_t from, uint64_t to) {
   while (to - from >= 48) {
-    w.put_long(load_be64(src + (from >> 3)) << (from & 7) >> 16, 48);
+    w.put_long(vle::load_be64(src + (from >> 3)) << (from & 7) >> 16, 48);
     from += 48;
   }
   if (to > from) {
     const int len = static_cast<int>(to - from);
-    w.put_long(load_be64(src + (from >> 3)) << (from & 7) >> (64 - len), len);
+    w.put_long(vle::load_be64(src + (from >> 3)) << (from & 7) >> (64 - len), len);
   }
 }
 

@@ -35,23 +35,6 @@ void BitWriter::put_ue(uint32_t v) {
   }
 }
 
-namespace {
-// 8 bytes from p as a big-endian number.
-inline uint64_t load_big_endian64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-#if (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  return __builtin_bswap64(v);
-#elif (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  return v;
-#else
-  v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
-  return v;
-#endif
-}
-}  // namespace
-
 void BitWriter::copy_bits(const uint8_t* src, uint64_t src_bit, uint64_t nbits) {
   // Both sides byte-aligned: the pending whole bytes first, then one memcpy.
   if ((nacc_ & 7) == 0 && (src_bit & 7) == 0 && nbits >= 64) {
@@ -71,7 +54,7 @@ void BitWriter::copy_bits(const uint8_t* src, uint64_t src_bit, uint64_t nbits) 
   // 56 bits per step from one 8-byte load: with at least 64 bits left in the range, the 8 bytes from
   // the byte of src_bit all hold bits of the range, so nothing outside src is read.
   while (nbits >= 64) {
-    const uint64_t w = load_big_endian64(src + (src_bit >> 3)) << (src_bit & 7);
+    const uint64_t w = load_be64(src + (src_bit >> 3)) << (src_bit & 7);
     put(static_cast<uint32_t>(w >> 32), 32);
     put(static_cast<uint32_t>(w >> 8) & 0xffffffu, 24);
     src_bit += 56;

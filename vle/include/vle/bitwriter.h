@@ -11,10 +11,37 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <cstring>
 
 namespace vle {
 
 constexpr size_t bits_to_bytes(uint64_t bits) { return static_cast<size_t>((bits + 7) >> 3); }
+
+// The 8 bytes at p as a big-endian number (bit 63 is the first stream bit of p[0]), and v stored so: the
+// 64-bit unit of the fast bit copies and word writers of this format.
+inline uint64_t load_be64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+#if (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return __builtin_bswap64(v);
+#elif (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return v;
+#else
+  v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
+  return v;
+#endif
+}
+inline void store_be64(uint8_t* p, uint64_t v) {
+#if (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+#elif (defined(__GNUC__) || defined(__clang__)) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  std::memcpy(p, &v, 8);
+#else
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (56 - 8 * i));
+#endif
+}
 
 // Bytes of a stream of `bits` bits padded with zero bits to whole 32-bit words, the unit of the GPU writers
 // (gpu/device/word_sink.cuh: big-endian words, so the bytes are this format): CAVLC slot codes and frame
