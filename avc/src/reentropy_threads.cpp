@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -151,6 +152,7 @@ class Driver {
   std::vector<std::thread> threads_;
   bool stopping_ = false, failed_ = false;
   int parsing_total_ = 0;
+  double parse_seconds_ = 0, code_seconds_ = 0;  // summed over the workers
 };
 
 void Driver::start_workers(int n) {
@@ -185,6 +187,7 @@ void Driver::worker() {
 }
 
 void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
+  const auto t0 = std::chrono::steady_clock::now();
   bool ok = !failed();
   if (ok) {
     if (pic.n_mbs != b.pic_mbs || pic.mb_width != b.width) pic.reset(b.width, b.pic_mbs);
@@ -207,6 +210,7 @@ void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
   bool code_now = false;
   {
     std::lock_guard<std::mutex> l(mu_);
+    parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!ok) failed_ = true;
     --b.parsing;
     --parsing_total_;
@@ -218,6 +222,7 @@ void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
 
 
 void Driver::code(Batch& b) {
+  const auto t0 = std::chrono::steady_clock::now();
   bool ok = !failed();
   std::string why;
   if (ok) {
@@ -280,6 +285,7 @@ void Driver::code(Batch& b) {
   }
   {
     std::lock_guard<std::mutex> l(mu_);
+    code_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!ok) failed_ = true;
     b.coded = true;
   }
@@ -511,6 +517,7 @@ bool Driver::dispatch(int32_t last_allowed) {
 }
 
 bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, ReentropyStats& st) {
+  const auto t0 = std::chrono::steady_clock::now();
   out_ = &out;
   st_ = &st;
   for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
@@ -576,7 +583,13 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   }
   if (!flush_pending()) return false;
   close();
+  st.headers_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!write_until(nullptr) || failed()) return false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    st.parse_seconds = parse_seconds_;
+    st.code_seconds = code_seconds_;
+  }
   // kCuda coded on the CPU only, the stream done before the GPU was ready: the backend must still work
   // (else the sequential path reports why). The wait costs nothing: the pending coders' destructors wait.
   if (opt_.backend == gpu::Backend::kCuda && !gpu_taken_) {

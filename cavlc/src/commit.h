@@ -7,10 +7,24 @@
 #include <cstdint>
 
 #include "block_code.h"
+#include "cavlc/frame_coder.h"
 #include "cavlc/mb.h"
 #include "cavlc/slice.h"
+#include "vle/bitwriter.h"
 
 namespace cavlc {
+
+// Appends bits [from, to) of src (MSB first; src readable 8 bytes past the byte of bit to - 1) to w.
+inline void copy_into(block_code::WordWriter& w, const uint8_t* src, uint64_t from, uint64_t to) {
+  while (to - from >= 48) {
+    w.put_long(vle::load_be64(src + (from >> 3)) << (from & 7) >> 16, 48);
+    from += 48;
+  }
+  if (to > from) {
+    const int len = static_cast<int>(to - from);
+    w.put_long(vle::load_be64(src + (from >> 3)) << (from & 7) >> (64 - len), len);
+  }
+}
 
 // Codes coded macroblock i of a frame part mb_width macroblocks wide, whose record is m (slice_index[0..i]
 // set; its left and top neighbours with the same slice index are committed or skipped: their kind in
@@ -20,5 +34,12 @@ namespace cavlc {
 // a truncated code: drop it), -1 for a malformed record (as mb_totals, or a skipped one).
 int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i,
                   MbTotals* totals, uint8_t tc[GPUEC_TC_COUNT], block_code::WordWriter& out);
+
+// encode_frame_ref's bits and results through the block coder's word writer (the cpu backend's submit:
+// the batches of the re-entropy and the CUDA fallback). in.arena must be readable 8 bytes past its last
+// bit; out 8 bytes past out_bytes. The same refusals as encode_frame_ref (UINT64_MAX), out_bytes too small
+// included.
+uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
+                            uint64_t out_bytes, SliceResult* results, MbTotals* totals);
 
 }  // namespace cavlc

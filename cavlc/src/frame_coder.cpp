@@ -23,18 +23,6 @@ constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_code
 // and samples) and the 8-byte stores of the word writer.
 constexpr size_t kMaxMbStreamBytes = static_cast<size_t>(kMaxMbResidualBits / 8) + sizeof(gpuec_mb{}.u.pcm) + 24;
 
-// Appends bits [from, to) of src (MSB first; src readable 8 bytes past the byte of bit to - 1) to w.
-inline void copy_into(block_code::WordWriter& w, const uint8_t* src, uint64_t from, uint64_t to) {
-  while (to - from >= 48) {
-    w.put_long(vle::load_be64(src + (from >> 3)) << (from & 7) >> 16, 48);
-    from += 48;
-  }
-  if (to > from) {
-    const int len = static_cast<int>(to - from);
-    w.put_long(vle::load_be64(src + (from >> 3)) << (from & 7) >> (64 - len), len);
-  }
-}
-
 // An array left uninitialized at allocation (the caller writes every input before submit): creating a
 // coder touches no page of its arrays, so the threads that fill them fault them in, not the creator (the
 // threaded re-entropy creates a coder per batch on its dispatching thread).
@@ -48,6 +36,28 @@ struct HostArray {
   }
   T* data() { return p.get(); }
   T& operator[](size_t i) { return p[i]; }
+};
+
+// A byte array that grows without zero-filling it: only the bytes written are touched (an output area is
+// sized for the worst case, about 2 KiB a macroblock, of which a frame writes a tenth or less; a batch's
+// skeleton area starts at 1 MiB).
+class RawBytes {
+ public:
+  uint8_t* data() { return p_.get(); }
+  size_t size() const { return n_; }
+  // n bytes, the first `keep` of the old ones kept.
+  bool grow(size_t n, size_t keep) {
+    std::unique_ptr<uint8_t[]> q(new (std::nothrow) uint8_t[n]);
+    if (!q) return false;
+    if (keep) std::memcpy(q.get(), p_.get(), std::min(keep, n_));
+    p_ = std::move(q);
+    n_ = n;
+    return true;
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> p_;
+  size_t n_ = 0;
 };
 
 class CpuCoder final : public FrameCoder {
@@ -71,13 +81,9 @@ class CpuCoder final : public FrameCoder {
   FrameSlice* slices() override { return slices_.data(); }
   uint8_t* tc_records() override { return nullptr; }
   uint8_t* skeleton(size_t bytes) override {
-    if (bytes > skel_.size() || skel_.empty()) {
-      try {  // 4 readable bytes past the end: the bit copies read whole words
-        skel_.resize(std::max(bytes + 4, 2 * skel_.size()));
-      } catch (const std::bad_alloc&) {
-        return nullptr;
-      }
-    }
+    // 8 readable bytes past the end: the bit copies read whole words
+    if ((bytes + 8 > skel_.size() || !skel_.size()) && !skel_.grow(std::max(bytes + 8, 2 * skel_.size()), skel_.size()))
+      return nullptr;
     return skel_.data();
   }
 
@@ -87,7 +93,7 @@ class CpuCoder final : public FrameCoder {
     const int streamed_slices = streamed_slices_;
     restart_stream();
     if (rows <= 0 || n > mbs_ || n_slices <= 0 || static_cast<size_t>(n_slices) > n ||
-        skeleton_bytes > skel_.size()) {
+        skeleton_bytes + 8 > skel_.size()) {
       *why = "frame part out of range";
       return false;
     }
@@ -108,7 +114,7 @@ class CpuCoder final : public FrameCoder {
     in.n_slices = n_slices;
     const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
     if (!reserve_out(bound, why)) return false;
-    if (encode_frame_ref(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data()) == UINT64_MAX) {
+    if (encode_frame_words(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data()) == UINT64_MAX) {
       *why = "the frame part's records or slices are malformed";
       return false;
     }
@@ -120,13 +126,10 @@ class CpuCoder final : public FrameCoder {
   // larger than any before do not reallocate (and touch fresh pages) every time. Keeps the contents.
   bool reserve_out(uint64_t bytes, std::string* why) {
     if (out_.size() >= bytes + kOutSlack) return true;
-    try {
-      out_.resize(std::max(static_cast<size_t>(bytes + kOutSlack), out_.size() + out_.size() / 2));
-    } catch (const std::bad_alloc&) {
-      *why = "out of memory";
-      return false;
-    }
-    return true;
+    if (out_.grow(std::max(static_cast<size_t>(bytes + kOutSlack), out_.size() + out_.size() / 2), (stream_bit_ + 7) / 8))
+      return true;
+    *why = "out of memory";
+    return false;
   }
 
   int commit(int32_t i, const gpuec_mb& m, uint8_t totals[GPUEC_TC_COUNT]) override {
@@ -220,7 +223,7 @@ class CpuCoder final : public FrameCoder {
   HostArray<int32_t> ids_;
   HostArray<MbLead> leads_;
   HostArray<FrameSlice> slices_;
-  std::vector<uint8_t> skel_, out_;
+  RawBytes skel_, out_;
   HostArray<MbTotals> totals_;
   HostArray<SliceResult> results_;
   // The streamed part (commit_streamed): its output ends at stream_bit_; slice stream_slice_ (-1: none)

@@ -2,6 +2,7 @@
 
 #include "cavlc/cavlc.h"
 #include "cavlc/frame_coder.h"
+#include <cstring>
 #include <type_traits>
 
 #include "block_code.h"
@@ -405,6 +406,57 @@ int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* sli
   encode_mb<true>(scan_order_record(m, scratch), i, nb, totals[i], w, tc, &overflow);
   out = w;
   return overflow ? 1 : 0;
+}
+
+uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
+                            uint64_t out_bytes, SliceResult* results, MbTotals* totals) {
+  if (in.n_mbs < 1 || in.n_slices < 1 || mb_width < 1) return UINT64_MAX;
+  int32_t next = 0;
+  for (int k = 0; k < in.n_slices; ++k) {
+    const FrameSlice& s = in.slices[k];
+    if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return UINT64_MAX;
+    for (int32_t i = next; i < s.first_mb; ++i) totals[i] = MbTotals{};
+    next = s.first_mb + s.mb_count;
+  }
+  for (int32_t i = next; i < in.n_mbs; ++i) totals[i] = MbTotals{};
+  // Room checked before every piece: a macroblock's lead, residual or I_PCM alignment and samples, and the
+  // writer's 8-byte stores.
+  constexpr uint64_t kMbRoom = static_cast<uint64_t>(kMaxMbResidualBits / 8) + sizeof(gpuec_mb{}.u.pcm) + 24;
+  auto room = [&](const block_code::WordWriter& w, uint64_t piece_bits, uint64_t more) {
+    return static_cast<uint64_t>(w.p - out) + piece_bits / 8 + more <= out_bytes;
+  };
+  block_code::WordWriter w{out};
+  gpuec_mb scratch;
+  for (int k = 0; k < in.n_slices; ++k) {
+    const FrameSlice& s = in.slices[k];
+    const uint64_t start = w.finish(out);
+    for (int i = s.first_mb; i < s.first_mb + s.mb_count; ++i) {
+      const gpuec_mb& m = in.records[i];
+      if (m.kind == GPUEC_MB_SKIP) {
+        totals[i] = MbTotals{};
+        continue;
+      }
+      if (slice_index[i] != k || m.kind > GPUEC_MB_PCM || (m.kind != GPUEC_MB_PCM && m.coef_order > GPUEC_COEF_RASTER))
+        return UINT64_MAX;
+      if (!room(w, in.lead[i].len, kMbRoom)) return UINT64_MAX;
+      copy_into(w, in.arena, in.lead[i].src_bit, in.lead[i].src_bit + in.lead[i].len);
+      const MbNeighbours nb{i % mb_width > 0 && slice_index[i - 1] == k ? &totals[i - 1] : nullptr,
+                            i >= mb_width && slice_index[i - mb_width] == k ? &totals[i - mb_width] : nullptr};
+      encode_mb<false>(scan_order_record(m, scratch), i, nb, totals[i], w);
+      if (m.kind == GPUEC_MB_PCM) {  // pcm_alignment_zero_bit, then the samples
+        if (w.n) w.put(0, 8 - w.n);
+        std::memcpy(w.p, m.u.pcm, sizeof m.u.pcm);
+        w.p += sizeof m.u.pcm;
+      }
+    }
+    if (!room(w, s.tail_len, 16)) return UINT64_MAX;
+    copy_into(w, in.arena, s.tail_src_bit, s.tail_src_bit + s.tail_len);
+    const uint64_t end = w.finish(out);
+    results[k] = SliceResult{start, end - start};
+    const int pad = static_cast<int>((32 - (end & 31)) & 31);  // zero bits to the next 32-bit word
+    if (pad) w.put(0, pad);
+  }
+  return w.finish(out);
 }
 
 }  // namespace cavlc

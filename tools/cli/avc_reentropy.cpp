@@ -61,7 +61,10 @@ void usage(FILE* f) {
                "                      seconds= in_MB_per_s= mb_per_s= threads= backend= threaded= (read to write;\n"
                "                      threaded=0: the stream went to the one-thread path) cpu_batches= cpu_mbs=\n"
                "                      cuda_batches= cuda_mbs= (batches and macroblocks each backend coded; 0 on\n"
-               "                      the one-thread path).\n"
+               "                      the one-thread path) read_s= recode_s= write_s= (reading IN; parsing and\n"
+               "                      re-coding; writing OUT, its fsync and rename) headers_s= (the threaded\n"
+               "                      path: when every header was read, from the start of recode) parse_s=\n"
+               "                      code_s= (the threaded path: the workers' parsing and coding, summed).\n"
                "  --check             exit 3 when OUT differs from IN (it does when IN was not coded or escaped\n"
                "                      as the standard prescribes; the summary says where).\n"
                "  -q, --quiet         no summary line on stderr (errors are still printed).\n"
@@ -137,19 +140,25 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
     return kExitInput;
   }
+  const auto t_read = std::chrono::steady_clock::now();
   avc::Error err;
   avc::ReentropyStats st;
   if (!avc::reentropy_stream(in.data(), in.size(), out, &st, err, nullptr, opt)) {
     std::fprintf(stderr, "avc-reentropy: %s: %s\n", in_path.c_str(), err.describe().c_str());
     return kExitInput;
   }
+  const auto t_recode = std::chrono::steady_clock::now();
   files::Output o;
   if (!o.open(out_path, files::Output::Options{true, {in_path}}, &why) || !o.write(out.data(), out.size(), &why) ||
       !o.commit(&why)) {
     std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
     return kExitInput;
   }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto t_end = std::chrono::steady_clock::now();
+  auto seconds = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  const double s = seconds(t0, t_end);
   const double in_mb_s = s > 0 ? double(in.size()) / s / 1e6 : 0.0, mbs_s = s > 0 ? double(st.macroblocks) / s : 0.0;
   const bool same = out == in;
   if (!quiet)
@@ -170,10 +179,13 @@ int run(int argc, char** argv) {
   if (stats)
     std::fprintf(stderr,
                  "avc-reentropy-stats: in_bytes=%zu macroblocks=%lld seconds=%.6f in_MB_per_s=%.3f mb_per_s=%.0f "
-                 "threads=%d backend=%s threaded=%d cpu_batches=%lld cpu_mbs=%lld cuda_batches=%lld cuda_mbs=%lld\n",
+                 "threads=%d backend=%s threaded=%d cpu_batches=%lld cpu_mbs=%lld cuda_batches=%lld cuda_mbs=%lld "
+                 "read_s=%.6f recode_s=%.6f write_s=%.6f headers_s=%.6f parse_s=%.6f code_s=%.6f\n",
                  in.size(), static_cast<long long>(st.macroblocks), s, in_mb_s, mbs_s, opt.threads, backend.c_str(),
                  st.threaded ? 1 : 0, static_cast<long long>(st.cpu_batches), static_cast<long long>(st.cpu_macroblocks),
-                 static_cast<long long>(st.cuda_batches), static_cast<long long>(st.cuda_macroblocks));
+                 static_cast<long long>(st.cuda_batches), static_cast<long long>(st.cuda_macroblocks),
+                 seconds(t0, t_read), seconds(t_read, t_recode), seconds(t_recode, t_end), st.headers_seconds,
+                 st.parse_seconds, st.code_seconds);
   return check && !same ? kExitDiffers : kExitOk;
 }
 

@@ -37,6 +37,10 @@ struct ReentropyStats {
   // GPU) the CPU codes the batches begun before the GPU coders were ready, the GPU every later one.
   int64_t cpu_batches = 0, cpu_macroblocks = 0;
   int64_t cuda_batches = 0, cuda_macroblocks = 0;
+  // The threaded path, for finding where the time goes (avc-reentropy --stats): when the calling thread had
+  // read every header and handed out every slice (seconds from the call's start), and the time the workers
+  // spent parsing and coding, summed over the workers.
+  double headers_seconds = 0, parse_seconds = 0, code_seconds = 0;
 };
 
 // Re-codes `data` (an Annex B byte stream) into `out` (cleared first). Returns false with err (NAL index,
