@@ -30,8 +30,10 @@ struct Piece {
 
 }  // namespace
 
-bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
-                      Error& err, const SliceEdit& edit, const RecoderOptions& opt, SliceRecoder* recoder) {
+namespace {
+
+bool recode_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats, Error& err,
+                   const SliceEdit& edit, const RecoderOptions& opt, SliceRecoder* recoder, ThreadedGpuCoders* gpu) {
   ReentropyStats st;
   out.clear();
   err.clear();
@@ -39,7 +41,7 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   if (!split_annexb(data, size, nals, err)) return false;
   out.reserve(size + size / 16 + 64);
   if (!recoder && !edit && opt.threads > 1) {
-    if (reentropy_threaded(data, size, nals, out, st, opt)) {
+    if (reentropy_threaded(data, size, nals, out, st, opt, gpu)) {
       st.threaded = true;
       if (stats) *stats = st;
       return true;
@@ -166,6 +168,21 @@ bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& ou
   emit_raw();
   if (stats) *stats = st;
   return true;
+}
+
+}  // namespace
+
+bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
+                      Error& err, const SliceEdit& edit, const RecoderOptions& opt, SliceRecoder* recoder) {
+  return recode_stream(data, size, out, stats, err, edit, opt, recoder, nullptr);
+}
+
+ReentropySession::ReentropySession(const RecoderOptions& opt) : opt_(opt), gpu_(new ThreadedGpuCoders) {}
+ReentropySession::~ReentropySession() = default;
+
+bool ReentropySession::recode(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
+                              Error& err) {
+  return recode_stream(data, size, out, stats, err, nullptr, opt_, nullptr, gpu_.get());
 }
 
 }  // namespace avc

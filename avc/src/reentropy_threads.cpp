@@ -71,13 +71,16 @@ struct Batch {
 
 class Driver {
  public:
-  Driver(const uint8_t* data, const RecoderOptions& opt) : data_(data), opt_(opt) {}
+  Driver(const uint8_t* data, const RecoderOptions& opt, ThreadedGpuCoders* gpu)
+      : data_(data), opt_(opt), gpu_(gpu ? *gpu : own_gpu_) {}
   ~Driver() {
     {
       std::lock_guard<std::mutex> l(mu_);
       failed_ = true;  // what is still queued is dropped
     }
     stop_workers();
+    for (std::unique_ptr<Batch>& b : ring_)  // a failed stream's GPU coders back to the pool (the session's)
+      if (b->gpu_coder) gpu_.pool.push_back(ThreadedGpuCoders::Pooled{std::move(b->gpu_coder), b->gpu_width, b->gpu_rows});
   }
 
   bool run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, ReentropyStats& st);
@@ -119,14 +122,8 @@ class Driver {
   // are CPU batches of one picture, as with kCpu; from then on every batch takes one from the pool.
   static constexpr int kGpuCoders = 3;
   bool cuda_mode_ = false;
-  std::vector<std::unique_ptr<cavlc::PendingCudaCoder>> pending_gpu_;
-  int pending_width_ = 0, pending_rows_ = 0;
-  bool gpu_taken_ = false;
-  struct PooledCoder {
-    std::unique_ptr<cavlc::FrameCoder> coder;
-    int width, rows;
-  };
-  std::vector<PooledCoder> gpu_pool_;  // free GPU coders
+  ThreadedGpuCoders own_gpu_;
+  ThreadedGpuCoders& gpu_;  // own_gpu_ or the session's
   std::deque<Batch*> gpu_batches_;     // the batches holding one, in write order
   long long cuda_from_batch_ = -1;     // the test hook GPUEC_REENTROPY_CUDA_FROM_BATCH
   long long configured_ = 0;           // batches configured so far
@@ -148,7 +145,7 @@ class Driver {
 
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  std::deque<Task> tasks_;
+  std::deque<Task> tasks_, code_tasks_;  // parse tasks, code tasks
   std::vector<std::thread> threads_;
   bool stopping_ = false, failed_ = false;
   int parsing_total_ = 0;
@@ -173,10 +170,13 @@ void Driver::worker() {
   PictureContext pic;
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
-    work_cv_.wait(l, [&] { return stopping_ || !tasks_.empty(); });
-    if (tasks_.empty()) return;
-    const Task t = tasks_.front();
-    tasks_.pop_front();
+    work_cv_.wait(l, [&] { return stopping_ || !tasks_.empty() || !code_tasks_.empty(); });
+    // Parsing first: a slice's parse is the long sequential part, coding a closed batch waits for an idle
+    // worker (so with fewer slices than 2 x threads the second round of parses starts at once).
+    std::deque<Task>& q = !tasks_.empty() ? tasks_ : code_tasks_;
+    if (q.empty()) return;
+    const Task t = q.front();
+    q.pop_front();
     l.unlock();
     if (!t.job)
       code(*t.batch);
@@ -207,7 +207,7 @@ void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
                                  uint32_t(t.skel_bits - t.tail_bit + 1), 0};
     }
   }
-  bool code_now = false;
+  bool code_now = false, queued = false;
   {
     std::lock_guard<std::mutex> l(mu_);
     parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -215,9 +215,16 @@ void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
     --b.parsing;
     --parsing_total_;
     code_now = b.closed && b.parsing == 0;
+    if (code_now && !tasks_.empty()) {  // this worker parses on; an idle one codes
+      code_tasks_.push_back(Task{&b, nullptr});
+      queued = true;
+    }
   }
   done_cv_.notify_all();
-  if (code_now) code(b);
+  if (queued)
+    work_cv_.notify_one();
+  else if (code_now)
+    code(b);
 }
 
 
@@ -293,18 +300,19 @@ void Driver::code(Batch& b) {
 }
 
 bool Driver::take_gpu_coders() {
-  gpu_taken_ = true;
+  gpu_.taken = true;
   std::vector<std::unique_ptr<cavlc::PendingCudaCoder>> pending;
-  pending.swap(pending_gpu_);
+  pending.swap(gpu_.pending);
   for (std::unique_ptr<cavlc::PendingCudaCoder>& p : pending) {
     std::string why;
     std::unique_ptr<cavlc::FrameCoder> c = p->take(&why);
     if (!c) {  // kCuda: the sequential path reports it; kAuto: the CPU from here on
-      gpu_pool_.clear();
+      gpu_.pool.clear();
+      gpu_.failed = true;
       cuda_mode_ = false;
       return opt_.backend != gpu::Backend::kCuda;
     }
-    gpu_pool_.push_back(PooledCoder{std::move(c), pending_width_, pending_rows_});
+    gpu_.pool.push_back(ThreadedGpuCoders::Pooled{std::move(c), gpu_.width, gpu_.rows});
   }
   return true;
 }
@@ -315,30 +323,36 @@ bool Driver::configure(Batch& b, int width, int pic_mbs) {
   const int gpu_bands =
       int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs, slice_nals_})));
   const int height = pic_mbs / width;
-  if (cuda_mode_ && !gpu_taken_) {
-    if (pending_gpu_.empty()) {  // the first batch: start them, sized for its pictures
-      pending_width_ = width;
-      pending_rows_ = height * gpu_bands;
+  if (cuda_mode_ && !gpu_.taken) {
+    if (gpu_.pending.empty()) {  // the first batch: start them, sized for its pictures
+      gpu_.width = width;
+      gpu_.rows = height * gpu_bands;
       for (int i = 0; i < kGpuCoders; ++i)
-        pending_gpu_.emplace_back(new cavlc::PendingCudaCoder(pending_width_, pending_rows_, opt_.device));
+        gpu_.pending.emplace_back(new cavlc::PendingCudaCoder(gpu_.width, gpu_.rows, opt_.device));
     }
     bool ready = true;
-    for (const auto& p : pending_gpu_) ready = ready && p->ready();
+    for (const auto& p : gpu_.pending) ready = ready && p->ready();
     if ((cuda_from_batch_ >= 0 ? configured_ >= cuda_from_batch_ : ready) && !take_gpu_coders()) return false;
   }
   ++configured_;
   std::string why;
-  if (cuda_mode_ && gpu_taken_) {
+  if (cuda_mode_ && gpu_.taken) {
     if (!b.gpu_coder) {
-      if (gpu_pool_.empty() && !write_until(gpu_batches_.front())) return false;  // which frees its coder
-      PooledCoder& c = gpu_pool_.back();
-      b.gpu_coder = std::move(c.coder);
-      b.gpu_width = c.width;
-      b.gpu_rows = c.rows;
-      gpu_pool_.pop_back();
+      // The oldest batch holding one frees its coder when written (none: an earlier stream of the session
+      // failed with its coders; a new one is made below).
+      if (gpu_.pool.empty() && !gpu_batches_.empty() && !write_until(gpu_batches_.front())) return false;
+      if (!gpu_.pool.empty()) {
+        ThreadedGpuCoders::Pooled& c = gpu_.pool.back();
+        b.gpu_coder = std::move(c.coder);
+        b.gpu_width = c.width;
+        b.gpu_rows = c.rows;
+        gpu_.pool.pop_back();
+      } else {
+        b.gpu_width = b.gpu_rows = 0;
+      }
       gpu_batches_.push_back(&b);
     }
-    if (b.gpu_width != width || b.gpu_rows != height * gpu_bands) {  // another picture size
+    if (b.gpu_width != width || b.gpu_rows < height * gpu_bands) {  // another picture size
       b.gpu_coder.reset();
       b.gpu_coder = cavlc::FrameCoder::create(gpu::Backend::kCuda, width, height * gpu_bands, opt_.device, &why);
       if (!b.gpu_coder) return false;
@@ -382,7 +396,7 @@ void Driver::close() {
   {
     std::lock_guard<std::mutex> l(mu_);
     b->closed = true;
-    if (b->parsing == 0) tasks_.push_back(Task{b, nullptr});
+    if (b->parsing == 0) code_tasks_.push_back(Task{b, nullptr});
   }
   work_cv_.notify_one();
 }
@@ -425,7 +439,7 @@ bool Driver::write_until(const Batch* until) {
     if (++b.written == b.n) {
       ++(on_gpu ? st.cuda_batches : st.cpu_batches);
       if (b.gpu_coder) {  // back to the pool (the batches holding one are written in the order they took it)
-        gpu_pool_.push_back(PooledCoder{std::move(b.gpu_coder), b.gpu_width, b.gpu_rows});
+        gpu_.pool.push_back(ThreadedGpuCoders::Pooled{std::move(b.gpu_coder), b.gpu_width, b.gpu_rows});
         gpu_batches_.pop_front();
       }
       b.coder = nullptr;
@@ -521,7 +535,9 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   out_ = &out;
   st_ = &st;
   for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
-  if (opt_.backend == gpu::Backend::kCuda) {
+  if (gpu_.failed) {  // an earlier stream of the session found no GPU
+    if (opt_.backend == gpu::Backend::kCuda) return false;  // the sequential path reports it
+  } else if (opt_.backend == gpu::Backend::kCuda) {
     cuda_mode_ = true;
   } else if (opt_.backend == gpu::Backend::kAuto) {
     std::string why;
@@ -530,9 +546,10 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
     return false;
   }
   if (cuda_mode_) cuda_from_batch_ = gpu::fail_at_frame("GPUEC_REENTROPY_CUDA_FROM_BATCH");
-  // A CPU batch (one picture) per thread and two more, coded on the workers; at most kGpuCoders of them
+  // CPU batches (one picture each): one and a half per thread and two more (while the oldest are coded
+  // and written, the workers parse the next pictures), coded on the workers; at most kGpuCoders of them
   // hold a GPU coder.
-  const size_t n_batches = size_t(opt_.threads) + 2;
+  const size_t n_batches = size_t(opt_.threads) + size_t(opt_.threads) / 2 + 2;
   for (size_t i = 0; i < n_batches; ++i) ring_.emplace_back(new Batch);
   start_workers(opt_.threads);
 
@@ -592,8 +609,8 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   }
   // kCuda coded on the CPU only, the stream done before the GPU was ready: the backend must still work
   // (else the sequential path reports why). The wait costs nothing: the pending coders' destructors wait.
-  if (opt_.backend == gpu::Backend::kCuda && !gpu_taken_) {
-    if (pending_gpu_.empty()) {  // no slice
+  if (opt_.backend == gpu::Backend::kCuda && !gpu_.taken) {
+    if (gpu_.pending.empty()) {  // no slice
       std::string why;
       return cavlc::FrameCoder::create(gpu::Backend::kCuda, 1, 1, opt_.device, &why) != nullptr;
     }
@@ -605,8 +622,8 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
 }  // namespace
 
 bool reentropy_threaded(const uint8_t* data, size_t, const std::vector<NalUnit>& nals, std::vector<uint8_t>& out,
-                        ReentropyStats& st, const RecoderOptions& opt) {
-  Driver d(data, opt);
+                        ReentropyStats& st, const RecoderOptions& opt, ThreadedGpuCoders* gpu) {
+  Driver d(data, opt, gpu);
   return d.run(nals, out, st);
 }
 

@@ -163,6 +163,69 @@ TEST(AvcReentropyThreads, CudaBeforeAndAfterTheGpuIsReady) {
   }
 }
 
+// A session (avc-reentropy --out-dir) over every conformance stream, twice and in two orders, with a damaged
+// stream among them: each output and its statistics are the one-thread path's, the damaged one fails as
+// with one thread and the session goes on. With cuda on a GPU the first stream waits for the GPU coders
+// (when the CPU finished it first) and every later one is coded on the GPU; without a GPU every stream
+// fails with the one-thread path's error.
+TEST(AvcReentropyThreads, SessionOverManyStreams) {
+  std::string dir;
+  const std::vector<std::string> names = conformance_streams(&dir);
+  if (names.empty()) GTEST_SKIP() << "skipped: no GPUEC_SHARED_DIR/conformance/MANIFEST.tsv";
+  std::string why;
+  const bool gpu = gpu::device_count(&why) > 0;
+  std::vector<std::vector<uint8_t>> in, want;
+  std::vector<avc::ReentropyStats> want_st;
+  for (const std::string& name : names) {
+    in.emplace_back();
+    ASSERT_TRUE(read_file(dir + "/" + name, &in.back()));
+  }
+  in.push_back(std::vector<uint8_t>(in[0].begin(), in[0].begin() + in[0].size() / 2 + 7));  // cut in a slice
+  for (const std::vector<uint8_t>& s : in) {
+    want.emplace_back();
+    want_st.emplace_back();
+    avc::Error err;
+    const bool ok =
+        avc::reentropy_stream(s.data(), s.size(), want.back(), &want_st.back(), err, nullptr, avc::RecoderOptions());
+    EXPECT_EQ(ok, &s != &in.back()) << "only the cut stream fails";
+  }
+  std::vector<size_t> order;
+  for (size_t i = 0; i < in.size(); ++i) order.push_back(i);
+  for (size_t i = in.size(); i-- > 0;) order.push_back(i);
+  for (gpu::Backend b : {gpu::Backend::kCpu, gpu::Backend::kAuto, gpu::Backend::kCuda}) {
+    SCOPED_TRACE(gpu::backend_name(b));
+    avc::RecoderOptions opt;
+    opt.backend = b;
+    opt.threads = 3;
+    avc::ReentropySession session(opt);
+    size_t done = 0;
+    for (size_t i : order) {
+      SCOPED_TRACE(i < names.size() ? names[i] : "the damaged stream");
+      avc::RecoderOptions one;
+      one.backend = b;
+      std::vector<uint8_t> got, got1;
+      avc::ReentropyStats st, st1;
+      avc::Error err, err1;
+      const bool ok1 = avc::reentropy_stream(in[i].data(), in[i].size(), got1, &st1, err1, nullptr, one);
+      const bool ok = session.recode(in[i].data(), in[i].size(), got, &st, err);
+      ASSERT_EQ(ok, ok1);
+      if (!ok) {
+        EXPECT_EQ(err.describe(), err1.describe());
+        EXPECT_TRUE(got == got1);
+        EXPECT_TRUE(i == names.size() || (b == gpu::Backend::kCuda && !gpu)) << err.describe();
+        continue;
+      }
+      EXPECT_TRUE(got == want[i]);
+      expect_same_stats(st, want_st[i]);
+      EXPECT_TRUE(st.threaded);
+      if (gpu && b != gpu::Backend::kCpu && done > 0) {
+        EXPECT_EQ(st.cpu_batches, 0) << "the GPU coders were ready after the first stream";
+      }
+      ++done;
+    }
+  }
+}
+
 // Damaged streams: the same acceptance, the same bytes (the NAL units before the faulty one on an error)
 // and the same error as one thread.
 TEST(AvcReentropyThreads, MutatedStreamsAsOneThread) {

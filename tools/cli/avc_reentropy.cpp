@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -33,6 +35,7 @@ unsigned default_threads() {
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: avc-reentropy [options] IN.264 OUT.264\n"
+               "       avc-reentropy [options] --out-dir DIR IN.264...\n"
                "\n"
                "Parses every slice of the H.264 Annex B stream IN (baseline profile, CAVLC) down to its macroblock\n"
                "records and skeleton, codes the residual again with gpuec's entropy stage and writes the stream to\n"
@@ -41,6 +44,9 @@ void usage(FILE* f) {
                "failure or an interrupt leaves the old OUT intact); a device or FIFO is written directly; OUT the\n"
                "same file as IN is refused.\n"
                "Slice groups (FMO), arbitrary slice order and redundant slices are supported.\n"
+               "With --out-dir, every IN is re-coded in turn in one process, to DIR/NAME (NAME: the last part of\n"
+               "IN's path; two INs with the same NAME are refused): with cuda the GPU is started once for all\n"
+               "of them. A stream that fails is reported and the others are still written.\n"
                "\n"
                "options:\n"
                "  --backend NAME      the frame coder to code with (many pictures per submission):\n"
@@ -65,6 +71,10 @@ void usage(FILE* f) {
                "                      re-coding; writing OUT, its fsync and rename) headers_s= (the threaded\n"
                "                      path: when every header was read, from the start of recode) parse_s=\n"
                "                      code_s= (the threaded path: the workers' parsing and coding, summed).\n"
+               "                      With --out-dir, one such line per stream, then avc-reentropy-stats-total:\n"
+               "                      streams= failed= in_bytes= macroblocks= seconds= in_MB_per_s= mb_per_s=\n"
+               "                      (seconds: the whole run, from the first read to the last write).\n"
+               "  --out-dir DIR       many INs, each written to DIR/NAME (above); DIR must exist.\n"
                "  --check             exit 3 when OUT differs from IN (it does when IN was not coded or escaped\n"
                "                      as the standard prescribes; the summary says where).\n"
                "  -q, --quiet         no summary line on stderr (errors are still printed).\n"
@@ -77,12 +87,13 @@ void usage(FILE* f) {
                "\n"
                "exit codes: 0 ok; 1 usage error; 2 input/output error, a stream that is not baseline CAVLC or is\n"
                "damaged (the message names the NAL unit, its byte offset and the macroblock), or a backend that\n"
-               "is not available or failed; 3 with --check, the output differs from the input.\n",
+               "is not available or failed; 3 with --check, the output differs from the input. With --out-dir:\n"
+               "2 when any stream failed, else 3 when any output differs (--check), else 0.\n",
                default_threads());
 }
 
 int run(int argc, char** argv) {
-  std::string backend = "cpu", in_path, out_path;
+  std::string backend = "cpu", out_dir;
   avc::RecoderOptions opt;
   bool check = false, quiet = false, stats = false;
   opt.threads = int(std::min(default_threads(), 1024u));
@@ -92,7 +103,8 @@ int run(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       usage(stdout);
       return kExitOk;
-    } else if ((a == "--backend" || a == "--device" || a == "--batch-mbs" || a == "--threads") && i + 1 >= argc) {
+    } else if ((a == "--backend" || a == "--device" || a == "--batch-mbs" || a == "--threads" || a == "--out-dir") &&
+               i + 1 >= argc) {
       std::fprintf(stderr, "avc-reentropy: %s needs a value\n%s\n", a.c_str(), kHint);
       return kExitUsage;
     } else if (a == "--backend") {
@@ -108,6 +120,8 @@ int run(int argc, char** argv) {
         return kExitUsage;
       }
       (a == "--device" ? opt.device : a == "--threads" ? opt.threads : opt.batch_mbs) = static_cast<int>(v);
+    } else if (a == "--out-dir") {
+      out_dir = argv[++i];
     } else if (a == "--stats") {
       stats = true;
     } else if (a == "--check") {
@@ -121,72 +135,122 @@ int run(int argc, char** argv) {
       pos.push_back(a);
     }
   }
-  if (pos.size() != 2) {
-    std::fprintf(stderr, "avc-reentropy: %s\n%s\n",
-                 pos.empty() ? "no IN and OUT given" : pos.size() == 1 ? "no OUT given" : "more than IN and OUT given",
-                 kHint);
-    return kExitUsage;
-  }
   if (!gpu::parse_backend(backend, &opt.backend)) {
     std::fprintf(stderr, "avc-reentropy: --backend '%s': use cpu, cuda or auto\n", backend.c_str());
     return kExitUsage;
   }
-  in_path = pos[0];
-  out_path = pos[1];
-  std::vector<uint8_t> in, out;
-  std::string why;
-  const auto t0 = std::chrono::steady_clock::now();
-  if (!files::read_all(in_path, &in, &why)) {
-    std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
-    return kExitInput;
+  // (IN, OUT) pairs
+  std::vector<std::pair<std::string, std::string>> jobs;
+  if (out_dir.empty()) {
+    if (pos.size() != 2) {
+      std::fprintf(stderr, "avc-reentropy: %s\n%s\n",
+                   pos.empty() ? "no IN and OUT given" : pos.size() == 1 ? "no OUT given" : "more than IN and OUT given",
+                   kHint);
+      return kExitUsage;
+    }
+    jobs.emplace_back(pos[0], pos[1]);
+  } else {
+    if (pos.empty()) {
+      std::fprintf(stderr, "avc-reentropy: --out-dir: no IN given\n%s\n", kHint);
+      return kExitUsage;
+    }
+    std::set<std::string> names;
+    for (const std::string& in : pos) {
+      const size_t slash = in.find_last_of('/');
+      const std::string name = slash == std::string::npos ? in : in.substr(slash + 1);
+      if (in == "-" || name.empty()) {
+        std::fprintf(stderr, "avc-reentropy: --out-dir: '%s' names no file\n%s\n", in.c_str(), kHint);
+        return kExitUsage;
+      }
+      if (!names.insert(name).second) {
+        std::fprintf(stderr, "avc-reentropy: --out-dir: two inputs named '%s'\n%s\n", name.c_str(), kHint);
+        return kExitUsage;
+      }
+      jobs.emplace_back(in, out_dir + "/" + name);
+    }
   }
-  const auto t_read = std::chrono::steady_clock::now();
-  avc::Error err;
-  avc::ReentropyStats st;
-  if (!avc::reentropy_stream(in.data(), in.size(), out, &st, err, nullptr, opt)) {
-    std::fprintf(stderr, "avc-reentropy: %s: %s\n", in_path.c_str(), err.describe().c_str());
-    return kExitInput;
-  }
-  const auto t_recode = std::chrono::steady_clock::now();
-  files::Output o;
-  if (!o.open(out_path, files::Output::Options{true, {in_path}}, &why) || !o.write(out.data(), out.size(), &why) ||
-      !o.commit(&why)) {
-    std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
-    return kExitInput;
-  }
-  const auto t_end = std::chrono::steady_clock::now();
+
   auto seconds = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
   };
-  const double s = seconds(t0, t_end);
-  const double in_mb_s = s > 0 ? double(in.size()) / s / 1e6 : 0.0, mbs_s = s > 0 ? double(st.macroblocks) / s : 0.0;
-  const bool same = out == in;
-  if (!quiet)
+  avc::ReentropySession session(opt);
+  const auto t_first = std::chrono::steady_clock::now();
+  int failed = 0, differs = 0;
+  size_t total_bytes = 0;
+  long long total_mbs = 0;
+  for (const auto& job : jobs) {
+    const std::string& in_path = job.first;
+    const std::string& out_path = job.second;
+    files::InputBytes in;
+    std::vector<uint8_t> out;
+    std::string why;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!in.open(in_path, &why)) {
+      std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
+      ++failed;
+      continue;
+    }
+    const auto t_read = std::chrono::steady_clock::now();
+    avc::Error err;
+    avc::ReentropyStats st;
+    if (!session.recode(in.data(), in.size(), out, &st, err)) {
+      std::fprintf(stderr, "avc-reentropy: %s: %s\n", in_path.c_str(), err.describe().c_str());
+      ++failed;
+      continue;
+    }
+    const auto t_recode = std::chrono::steady_clock::now();
+    files::Output o;
+    if (!o.open(out_path, files::Output::Options{true, {in_path}}, &why) || !o.write(out.data(), out.size(), &why) ||
+        !o.commit(&why)) {
+      std::fprintf(stderr, "avc-reentropy: %s\n", why.c_str());
+      ++failed;
+      continue;
+    }
+    const auto t_end = std::chrono::steady_clock::now();
+    const double s = seconds(t0, t_end);
+    const double in_mb_s = s > 0 ? double(in.size()) / s / 1e6 : 0.0, mbs_s = s > 0 ? double(st.macroblocks) / s : 0.0;
+    const bool same = out.size() == in.size() && std::memcmp(out.data(), in.data(), in.size()) == 0;
+    differs += !same;
+    total_bytes += in.size();
+    total_mbs += static_cast<long long>(st.macroblocks);
+    if (!quiet)
+      std::fprintf(stderr,
+                   "avc-reentropy: %s: %lld NAL units, %lld pictures, %lld slices (%lld redundant), %lld macroblocks "
+                   "(%lld not skipped), %lld residual bits; %s; read to write %.3f s, %.1f MB/s in, %.2f M macroblocks/s "
+                   "(%s, %d threads)%s%s\n",
+                   in_path.c_str(), static_cast<long long>(st.nal_units), static_cast<long long>(st.pictures),
+                   static_cast<long long>(st.slices), static_cast<long long>(st.redundant_slices),
+                   static_cast<long long>(st.macroblocks), static_cast<long long>(st.coded_macroblocks),
+                   static_cast<long long>(st.residual_bits), same ? "output identical to the input" : "output DIFFERS",
+                   s, in_mb_s, mbs_s / 1e6, backend.c_str(), opt.threads,
+                   st.recoded_differs ? "; slices whose re-coded RBSP differs: " : "",
+                   st.recoded_differs ? std::to_string(st.recoded_differs).c_str() : "");
+    if (!same && st.nonstandard_escaping && !quiet)
+      std::fprintf(stderr, "avc-reentropy: %lld NAL units of the input are not escaped as 7.4.1 prescribes\n",
+                   static_cast<long long>(st.nonstandard_escaping));
+    if (stats)
+      std::fprintf(stderr,
+                   "avc-reentropy-stats: in_bytes=%zu macroblocks=%lld seconds=%.6f in_MB_per_s=%.3f mb_per_s=%.0f "
+                   "threads=%d backend=%s threaded=%d cpu_batches=%lld cpu_mbs=%lld cuda_batches=%lld cuda_mbs=%lld "
+                   "read_s=%.6f recode_s=%.6f write_s=%.6f headers_s=%.6f parse_s=%.6f code_s=%.6f\n",
+                   in.size(), static_cast<long long>(st.macroblocks), s, in_mb_s, mbs_s, opt.threads, backend.c_str(),
+                   st.threaded ? 1 : 0, static_cast<long long>(st.cpu_batches), static_cast<long long>(st.cpu_macroblocks),
+                   static_cast<long long>(st.cuda_batches), static_cast<long long>(st.cuda_macroblocks),
+                   seconds(t0, t_read), seconds(t_read, t_recode), seconds(t_recode, t_end), st.headers_seconds,
+                   st.parse_seconds, st.code_seconds);
+  }
+  const double total_s = seconds(t_first, std::chrono::steady_clock::now());
+  if (!out_dir.empty() && !quiet)
+    std::fprintf(stderr, "avc-reentropy: %zu streams (%d failed), %.3f s, %.1f MB/s in, %.2f M macroblocks/s\n",
+                 jobs.size(), failed, total_s, total_s > 0 ? double(total_bytes) / total_s / 1e6 : 0.0,
+                 total_s > 0 ? double(total_mbs) / total_s / 1e6 : 0.0);
+  if (!out_dir.empty() && stats)
     std::fprintf(stderr,
-                 "avc-reentropy: %s: %lld NAL units, %lld pictures, %lld slices (%lld redundant), %lld macroblocks "
-                 "(%lld not skipped), %lld residual bits; %s; read to write %.3f s, %.1f MB/s in, %.2f M macroblocks/s "
-                 "(%s, %d threads)%s%s\n",
-                 in_path.c_str(), static_cast<long long>(st.nal_units), static_cast<long long>(st.pictures),
-                 static_cast<long long>(st.slices), static_cast<long long>(st.redundant_slices),
-                 static_cast<long long>(st.macroblocks), static_cast<long long>(st.coded_macroblocks),
-                 static_cast<long long>(st.residual_bits), same ? "output identical to the input" : "output DIFFERS",
-                 s, in_mb_s, mbs_s / 1e6, backend.c_str(), opt.threads,
-                 st.recoded_differs ? "; slices whose re-coded RBSP differs: " : "",
-                 st.recoded_differs ? std::to_string(st.recoded_differs).c_str() : "");
-  if (!same && st.nonstandard_escaping && !quiet)
-    std::fprintf(stderr, "avc-reentropy: %lld NAL units of the input are not escaped as 7.4.1 prescribes\n",
-                 static_cast<long long>(st.nonstandard_escaping));
-  if (stats)
-    std::fprintf(stderr,
-                 "avc-reentropy-stats: in_bytes=%zu macroblocks=%lld seconds=%.6f in_MB_per_s=%.3f mb_per_s=%.0f "
-                 "threads=%d backend=%s threaded=%d cpu_batches=%lld cpu_mbs=%lld cuda_batches=%lld cuda_mbs=%lld "
-                 "read_s=%.6f recode_s=%.6f write_s=%.6f headers_s=%.6f parse_s=%.6f code_s=%.6f\n",
-                 in.size(), static_cast<long long>(st.macroblocks), s, in_mb_s, mbs_s, opt.threads, backend.c_str(),
-                 st.threaded ? 1 : 0, static_cast<long long>(st.cpu_batches), static_cast<long long>(st.cpu_macroblocks),
-                 static_cast<long long>(st.cuda_batches), static_cast<long long>(st.cuda_macroblocks),
-                 seconds(t0, t_read), seconds(t_read, t_recode), seconds(t_recode, t_end), st.headers_seconds,
-                 st.parse_seconds, st.code_seconds);
-  return check && !same ? kExitDiffers : kExitOk;
+                 "avc-reentropy-stats-total: streams=%zu failed=%d in_bytes=%zu macroblocks=%lld seconds=%.6f "
+                 "in_MB_per_s=%.3f mb_per_s=%.0f\n",
+                 jobs.size(), failed, total_bytes, total_mbs, total_s,
+                 total_s > 0 ? double(total_bytes) / total_s / 1e6 : 0.0, total_s > 0 ? double(total_mbs) / total_s : 0.0);
+  return failed ? kExitInput : check && differs ? kExitDiffers : kExitOk;
 }
 
 }  // namespace

@@ -116,6 +116,36 @@ bool read_all(const std::string& path, std::vector<uint8_t>* out, std::string* e
   return ok;
 }
 
+InputBytes::~InputBytes() {
+  if (map_) munmap(map_, map_bytes_);
+}
+
+bool InputBytes::open(const std::string& path, std::string* err) {
+  if (map_) munmap(map_, map_bytes_);
+  map_ = nullptr;
+  map_bytes_ = 0;
+  read_.clear();
+  if (!is_stdio(path)) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      *err = reason(display_name(path, false));
+      return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= off_t{1} << 20 &&
+        static_cast<uint64_t>(st.st_size) <= SIZE_MAX) {
+      void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (m != MAP_FAILED) {
+        map_ = m;
+        map_bytes_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    close(fd);
+    if (map_) return true;
+  }
+  return read_all(path, &read_, err);  // small files, stdin, pipes, and a file that could not be mapped
+}
+
 std::string stdin_as_path(std::string* err) {
   std::vector<uint8_t> data;
   if (!read_all("-", &data, err)) return "";
@@ -294,7 +324,7 @@ void Output::abandon() {
 }
 
 void remove_temporaries_on_signal() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_signal);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGBUS}) std::signal(sig, on_signal);
 }
 
 }  // namespace files

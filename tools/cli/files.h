@@ -29,6 +29,28 @@ std::string display_name(const std::string& path, bool output);
 // The whole of `path` ("-": standard input) in *out. false, with *err "NAME: REASON", when it cannot be read.
 bool read_all(const std::string& path, std::vector<uint8_t>* out, std::string* err);
 
+// The whole of an input in memory, for the tools that read large streams (avc-reentropy): a regular file
+// of 1 MiB or more is mapped read-only with its pages populated at once (no copy, nothing zero-filled);
+// anything else (standard input, a pipe, a small file) is read as read_all does. A mapped file that
+// shrinks while it is read ends the process by SIGBUS, which remove_temporaries_on_signal() handles: the
+// outputs' temporary files are removed, the targets left as they were.
+class InputBytes {
+ public:
+  InputBytes() = default;
+  InputBytes(const InputBytes&) = delete;
+  InputBytes& operator=(const InputBytes&) = delete;
+  ~InputBytes();
+  // false, with *err "NAME: REASON", when `path` cannot be read.
+  bool open(const std::string& path, std::string* err);
+  const uint8_t* data() const { return map_ ? static_cast<const uint8_t*>(map_) : read_.data(); }
+  size_t size() const { return map_ ? map_bytes_ : read_.size(); }
+
+ private:
+  void* map_ = nullptr;
+  size_t map_bytes_ = 0;
+  std::vector<uint8_t> read_;
+};
+
 // For readers that need a path (libpng, the y4m reader): standard input read to its end into an anonymous
 // in-memory file, and that file's path ("/proc/self/fd/N", valid until the process ends; nothing is left on
 // disk, also after a signal). "" with *err when stdin cannot be read.
@@ -75,7 +97,7 @@ class Output {
   std::vector<uint8_t> buf_;
 };
 
-// SIGINT, SIGTERM and SIGHUP remove the temporary files of the open Outputs, then end the process by the
+// SIGINT, SIGTERM, SIGHUP and SIGBUS (a mapped input that shrank: InputBytes) remove the temporary files of the open Outputs, then end the process by the
 // signal as before. Call once, early in main.
 void remove_temporaries_on_signal();
 

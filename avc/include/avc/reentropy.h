@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <functional>
+#include <memory>
 
 #include "avc/error.h"
 #include "avc/recoder.h"
@@ -62,5 +63,25 @@ using SliceEdit = std::function<void(int64_t nal_index, const SliceHeader& sh, S
 bool reentropy_stream(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats,
                       Error& err, const SliceEdit& edit = nullptr, const RecoderOptions& opt = RecoderOptions(),
                       SliceRecoder* recoder = nullptr);
+
+struct ThreadedGpuCoders;
+
+// Many streams re-coded one after another with the same options (avc-reentropy --out-dir). recode() is
+// reentropy_stream(data, size, out, stats, err, nullptr, opt), except that with threads > 1 and the cuda
+// backend (or auto on a GPU) the GPU coders, and with them the process's CUDA context, are made once, in
+// the background while the first stream is parsed (its batches coded on the CPU until they are ready),
+// and kept for the streams after it. A stream that fails leaves the session usable for the next.
+class ReentropySession {
+ public:
+  explicit ReentropySession(const RecoderOptions& opt);
+  ~ReentropySession();
+  ReentropySession(const ReentropySession&) = delete;
+  ReentropySession& operator=(const ReentropySession&) = delete;
+  bool recode(const uint8_t* data, size_t size, std::vector<uint8_t>& out, ReentropyStats* stats, Error& err);
+
+ private:
+  RecoderOptions opt_;
+  std::unique_ptr<ThreadedGpuCoders> gpu_;
+};
 
 }  // namespace avc
