@@ -537,11 +537,8 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
   if (gpu_.failed) {  // an earlier stream of the session found no GPU
     if (opt_.backend == gpu::Backend::kCuda) return false;  // the sequential path reports it
-  } else if (opt_.backend == gpu::Backend::kCuda) {
-    cuda_mode_ = true;
-  } else if (opt_.backend == gpu::Backend::kAuto) {
-    std::string why;
-    cuda_mode_ = gpu::device_usable(opt_.device, &why);
+  } else if (opt_.backend == gpu::Backend::kCuda || opt_.backend == gpu::Backend::kAuto) {
+    cuda_mode_ = true;  // kAuto: the background creation checks the device; without one, the CPU goes on
   } else if (opt_.backend != gpu::Backend::kCpu) {
     return false;
   }
@@ -610,12 +607,14 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   // kCuda coded on the CPU only, the stream done before the GPU was ready: the backend must still work
   // (else the sequential path reports why). The wait costs nothing: the pending coders' destructors wait.
   if (opt_.backend == gpu::Backend::kCuda && !gpu_.taken) {
-    if (gpu_.pending.empty()) {  // no slice
-      std::string why;
+    std::string why;
+    if (gpu_.pending.empty())  // no slice
       return cavlc::FrameCoder::create(gpu::Backend::kCuda, 1, 1, opt_.device, &why) != nullptr;
-    }
-    return take_gpu_coders();
+    if (!opt_.abandon_gpu_start) return take_gpu_coders();
+    if (!gpu_.pending.front()->device_usable(&why)) return take_gpu_coders();  // fails at once, as it should
   }
+  if (opt_.abandon_gpu_start && !gpu_.taken)
+    for (std::unique_ptr<cavlc::PendingCudaCoder>& p : gpu_.pending) p->abandon_on_destroy();
   return true;
 }
 

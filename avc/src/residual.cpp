@@ -155,34 +155,31 @@ static_assert(kRunBeforeDec.t[6].e[11 << 2].len == 0, "run_before, zerosLeft > 6
 static_assert(((15 << 6) + 4095 + 2 + 2) / 2 <= 32767, "baseline levels fit int16");
 
 // ---- Bit cursor ---------------------------------------------------------------------------------------
-// The reader's state in registers: 32-bit windows from one unaligned 8-byte load while the load stays
-// inside the reader's whole bytes, byte by byte with the end masked near the end. Bits at or past the end
-// read as zeros; pos may pass the end (the caller checks), nothing is read there.
+// The reader's state in registers: a 64-bit cache holding the bits from pos on (MSB first, at least 32 of
+// them valid), refilled by one unaligned 8-byte load while the load stays inside the reader's whole bytes,
+// byte by byte with the end masked near the end. A symbol costs a shift to peek and a shift to consume,
+// not a load (the load's latency was on every symbol's path). Bits at or past the end read as zeros; pos
+// may pass the end (the caller checks), nothing is read there.
 class Cursor {
  public:
   explicit Cursor(const BitReader& br)
       : data_(br.data()), pos_(br.pos()), end_(br.end()),
-        fast_last_byte_(static_cast<int64_t>(br.end() >> 3) - 8) {}
+        fast_last_byte_(static_cast<int64_t>(br.end() >> 3) - 8) {
+    refill();
+  }
 
   uint64_t pos() const { return pos_; }
   bool overrun() const { return pos_ > end_; }
-  void skip(int n) { pos_ += static_cast<uint64_t>(n); }
+  // n <= 32.
+  void skip(int n) {
+    pos_ += static_cast<uint64_t>(n);
+    cache_ <<= n;
+    valid_ -= n;
+    if (valid_ < 32) refill();
+  }
 
   // The 32 bits from pos, MSB first.
-  uint32_t peek32() const {
-    const uint64_t byte = pos_ >> 3;
-    if (static_cast<int64_t>(byte) <= fast_last_byte_) {
-      uint64_t w;
-      std::memcpy(&w, data_ + byte, 8);
-#if defined(__GNUC__) || defined(__clang__)
-      w = __builtin_bswap64(w);
-#else
-      w = big_endian(reinterpret_cast<const uint8_t*>(&w));
-#endif
-      return static_cast<uint32_t>((w << (pos_ & 7)) >> 32);
-    }
-    return peek32_near_end();
-  }
+  uint32_t peek32() const { return static_cast<uint32_t>(cache_ >> 32); }
 
   // err, unless the bits that may have decided it (span bits from pos) reach past the end: then the
   // data more likely stopped early than held a bad code.
@@ -193,6 +190,23 @@ class Cursor {
     uint64_t v = 0;
     for (int i = 0; i < 8; ++i) v = (v << 8) | b[i];
     return v;
+  }
+  void refill() {
+    const uint64_t byte = pos_ >> 3;
+    if (static_cast<int64_t>(byte) <= fast_last_byte_) {
+      uint64_t w;
+      std::memcpy(&w, data_ + byte, 8);
+#if defined(__GNUC__) || defined(__clang__)
+      w = __builtin_bswap64(w);
+#else
+      w = big_endian(reinterpret_cast<const uint8_t*>(&w));
+#endif
+      cache_ = w << (pos_ & 7);
+      valid_ = 64 - static_cast<int>(pos_ & 7);
+      return;
+    }
+    cache_ = static_cast<uint64_t>(peek32_near_end()) << 32;  // 32 valid bits: the next skip refills again
+    valid_ = 32;
   }
   uint32_t peek32_near_end() const {
     if (pos_ >= end_) return 0;
@@ -208,11 +222,16 @@ class Cursor {
   const uint8_t* data_;
   uint64_t pos_, end_;
   int64_t fast_last_byte_;  // last byte index from which an 8-byte load stays before the end
+  uint64_t cache_ = 0;      // bits from pos_ on, MSB first
+  int valid_ = 0;           // how many of them are the data's (>= 32 between calls)
 };
 
 // One residual_block_cavlc(). dst[k] receives the level at scan position k of the block (the caller
 // offsets dst by one for AC blocks); dst[0..max) must be zero on entry. Does not check the end (caller).
-inline int decode_block(Cursor& c, int nC, int max, int16_t* dst) {
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+inline int decode_block_in(Cursor& c, int nC, int max, int16_t* dst) {
   uint32_t w = c.peek32();
   const Entry token = nC >= 8 ? kCoeffTokenDec.flc[w >> 26]
                               : lookup(kCoeffTokenDec.vlc[nC < 0 ? 3 : nC < 2 ? 0 : nC < 4 ? 1 : 2], w);
@@ -269,6 +288,15 @@ inline int decode_block(Cursor& c, int nC, int max, int16_t* dst) {
   }
   dst[pos] = static_cast<int16_t>(level[tc - 1]);  // pos == zeros_left: the lowest level's run is implied
   return tc;
+}
+
+// decode_block_in on a local copy of the cursor: its state stays in registers (through the reference it
+// went to memory and back on every symbol).
+inline int decode_block(Cursor& cursor, int nC, int max, int16_t* dst) {
+  Cursor c = cursor;
+  const int r = decode_block_in(c, nC, max, dst);
+  cursor = c;
+  return r;
 }
 
 bool valid_block_args(int nC, int max) {

@@ -3,8 +3,11 @@
 #include "cavlc/frame_coder.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
-#include <future>
+#include <mutex>
+#include <thread>
 #include <new>
 #include <system_error>
 #include <type_traits>
@@ -13,6 +16,7 @@
 #include "cavlc/frame.h"
 #include "commit.h"
 #include "frame_coder_cuda.h"
+#include "gpu/device.h"
 #include "vle/bitwriter.h"
 
 namespace cavlc {
@@ -276,43 +280,94 @@ std::unique_ptr<FrameCoder> FrameCoder::create(gpu::Backend backend, int mb_widt
 }
 
 struct PendingCudaCoder::State {
-  struct Result {
-    std::unique_ptr<FrameCoder> coder;
-    std::string why;
-  };
-  std::future<Result> future;  // from std::async: its destructor waits for the thread
-  Result now;                  // the result when no thread could be started
-  bool taken = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool checked = false, usable = false, done = false, taken = false, abandon = false, abandoned = false;
+  std::string why;
+  std::unique_ptr<FrameCoder> coder;
+  std::thread thread;
 };
 
-PendingCudaCoder::PendingCudaCoder(int mb_width, int mb_height, int device) : state_(new State) {
-  auto make = [mb_width, mb_height, device] {
-    State::Result r;
-    r.coder = FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &r.why);
-    return r;
-  };
+namespace {
+std::atomic<int> g_abandoned{0};
+}  // namespace
+
+PendingCudaCoder::PendingCudaCoder(int mb_width, int mb_height, int device) : state_(std::make_shared<State>()) {
+  std::shared_ptr<State> s = state_;
   try {
-    state_->future = std::async(std::launch::async, make);
+    state_->thread = std::thread([s, mb_width, mb_height, device] { create(*s, mb_width, mb_height, device); });
   } catch (const std::system_error&) {
-    state_->now = make();
+    create(*state_, mb_width, mb_height, device);
   }
 }
 
-PendingCudaCoder::~PendingCudaCoder() = default;
+PendingCudaCoder::~PendingCudaCoder() {
+  State& s = *state_;
+  if (!s.thread.joinable()) return;
+  {
+    std::lock_guard<std::mutex> l(s.mu);
+    if (s.abandon && !s.done) {
+      s.abandoned = true;
+      ++g_abandoned;
+    }
+  }
+  if (s.abandoned)
+    s.thread.detach();  // the thread holds the state; it ends with it
+  else
+    s.thread.join();
+}
 
 bool PendingCudaCoder::ready() const {
-  return !state_->future.valid() || state_->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  std::lock_guard<std::mutex> l(state_->mu);
+  return state_->done;
 }
 
 std::unique_ptr<FrameCoder> PendingCudaCoder::take(std::string* why) {
-  if (state_->taken) {
+  State& s = *state_;
+  std::unique_lock<std::mutex> l(s.mu);
+  if (s.taken) {
     *why = "the pending CUDA coder was taken already";
     return nullptr;
   }
-  state_->taken = true;
-  State::Result r = state_->future.valid() ? state_->future.get() : std::move(state_->now);
-  if (!r.coder) *why = r.why;
-  return std::move(r.coder);
+  s.cv.wait(l, [&] { return s.done; });
+  s.taken = true;
+  if (!s.coder) *why = s.why;
+  return std::move(s.coder);
+}
+
+bool PendingCudaCoder::device_usable(std::string* why) {
+  State& s = *state_;
+  std::unique_lock<std::mutex> l(s.mu);
+  s.cv.wait(l, [&] { return s.checked; });
+  if (!s.usable) *why = s.why;
+  return s.usable;
+}
+
+void PendingCudaCoder::abandon_on_destroy() {
+  std::lock_guard<std::mutex> l(state_->mu);
+  state_->abandon = true;
+}
+
+int PendingCudaCoder::abandoned() { return g_abandoned.load(); }
+
+void PendingCudaCoder::create(State& s, int mb_width, int mb_height, int device) {
+  std::string why;
+  const bool usable = gpu::device_usable(device, &why);
+  {
+    std::lock_guard<std::mutex> l(s.mu);
+    s.checked = true;
+    s.usable = usable;
+    s.why = why;
+  }
+  s.cv.notify_all();
+  std::unique_ptr<FrameCoder> c;
+  if (usable) c = FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
+  std::lock_guard<std::mutex> l(s.mu);
+  s.coder = std::move(c);
+  if (!s.coder) s.why = why;
+  s.done = true;
+  if (s.abandoned) --g_abandoned;  // the process is still here: nothing was left behind after all
+  s.cv.notify_all();
 }
 
 }  // namespace cavlc

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "avc/reentropy.h"
+#include "cavlc/frame_coder.h"
 #include "cli.h"
 #include "files.h"
 #include "gpu/backend.h"
@@ -55,8 +56,11 @@ void usage(FILE* f) {
                "                              or no CUDA in this build). With --threads N > 1 the GPU's context\n"
                "                              and buffers are created in the background while slices are\n"
                "                              parsed: the CPU codes the batches begun before they are ready\n"
-               "                              (one picture each), the GPU every batch from then on;\n"
-               "                        auto  cuda when a GPU is usable, else cpu.\n"
+               "                              (one picture each), the GPU every batch from then on; a stream\n"
+               "                              the CPU finishes first does not wait for them (only for the\n"
+               "                              check that a GPU is there);\n"
+               "                        auto  cuda when a GPU is usable, else cpu (checked in the background\n"
+               "                              with --threads N > 1).\n"
                "                      Every backend writes the same bytes.\n"
                "  --device N          CUDA device ordinal (cuda; default 0).\n"
                "  --batch-mbs N       macroblocks re-coded per batch (default 65536: max(1, N / picture size)\n"
@@ -97,6 +101,7 @@ int run(int argc, char** argv) {
   avc::RecoderOptions opt;
   bool check = false, quiet = false, stats = false;
   opt.threads = int(std::min(default_threads(), 1024u));
+  opt.abandon_gpu_start = true;  // main() ends by std::_Exit when a start was left running
   std::vector<std::string> pos;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -257,5 +262,12 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   files::remove_temporaries_on_signal();
-  return cli::main_of("avc-reentropy", run, argc, argv, kExitUsage, kHint, kExitInput);
+  const int rc = cli::main_of("avc-reentropy", run, argc, argv, kExitUsage, kHint, kExitInput);
+  // A GPU start the streams did not need is still running (RecoderOptions::abandon_gpu_start): the outputs
+  // are written and committed; end without the exit handlers, which must not run beside it.
+  if (cavlc::PendingCudaCoder::abandoned() > 0) {
+    std::fflush(nullptr);
+    std::_Exit(rc);
+  }
+  return rc;
 }

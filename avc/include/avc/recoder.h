@@ -39,6 +39,11 @@ struct RecoderOptions {
   // coders are created in the background, batches begun before they are ready are coded on the CPU, one
   // picture each, later ones on the GPU). The output is the same for every N.
   int threads = 1;
+  // threads > 1, kCuda or kAuto: a stream finished on the CPU before the GPU coders are ready does not wait
+  // for them (kCuda waits only for the device check, so that no GPU is still an error); their creation is
+  // left to finish on its own thread. The program must then end by std::_Exit while
+  // cavlc::PendingCudaCoder::abandoned() > 0 (cavlc/frame_coder.h), as avc-reentropy does.
+  bool abandon_gpu_start = false;
 };
 
 // One re-coded slice: its RBSP (rbsp_trailing_bits included), valid while the sink runs.

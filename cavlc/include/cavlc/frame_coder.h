@@ -165,10 +165,21 @@ class PendingCudaCoder {
   bool ready() const;
   // Waits for the creation and hands its coder over (once); nullptr with the reason in *why when it failed.
   std::unique_ptr<FrameCoder> take(std::string* why);
+  // Waits only for the first step, gpu::device_usable (the driver's initialisation, 0.1-0.2 s on a GPU
+  // host, at once without one): whether the device is usable, with the reason in *why when not.
+  bool device_usable(std::string* why);
+  // Makes the destructor leave a creation still running to finish on its own thread (detached) instead of
+  // waiting for it. A program that lets it do so must end by std::_Exit (after writing its outputs), not
+  // by returning from main, while abandoned() is non-zero: the CUDA runtime's exit handlers must not run
+  // beside the thread. avc-reentropy does so, for a stream the CPU finished before the GPU was ready.
+  void abandon_on_destroy();
+  // Creations left running by destructors (see abandon_on_destroy), in the whole process.
+  static int abandoned();
 
  private:
   struct State;
-  std::unique_ptr<State> state_;
+  static void create(State& s, int mb_width, int mb_height, int device);
+  std::shared_ptr<State> state_;
 };
 
 // The frame coder's CPU path: the frame part `in` (host pointers; in.arena is the skeleton area, and
