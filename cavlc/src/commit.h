@@ -37,8 +37,9 @@ int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* sli
 
 // encode_frame_ref's bits and results through the block coder's word writer (the cpu backend's submit:
 // the batches of the re-entropy and the CUDA fallback). in.arena must be readable 8 bytes past its last
-// bit; out 8 bytes past out_bytes. The same refusals as encode_frame_ref (UINT64_MAX), out_bytes too small
-// included.
+// bit. out_bytes: what out holds (the writer's 8-byte stores included: a macroblock needs the worst case of
+// its residual and 10 bytes free before it is written; a part of assemble_frame_bound_bits fits in that
+// bound's bytes and 16 more). The same refusals as encode_frame_ref (UINT64_MAX), out too small included.
 uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
                             uint64_t out_bytes, SliceResult* results, MbTotals* totals);
 

@@ -96,8 +96,7 @@ class CpuCoder final : public FrameCoder {
     const bool streamed = streamed_slices_ > 0 || stream_slice_ >= 0;
     const int streamed_slices = streamed_slices_;
     restart_stream();
-    if (rows <= 0 || n > mbs_ || n_slices <= 0 || static_cast<size_t>(n_slices) > n ||
-        skeleton_bytes + 8 > skel_.size()) {
+    if (rows <= 0 || n > mbs_ || n_slices <= 0 || static_cast<size_t>(n_slices) > n || skeleton_bytes > skel_.size()) {
       *why = "frame part out of range";
       return false;
     }
@@ -109,6 +108,10 @@ class CpuCoder final : public FrameCoder {
       done_ = true;
       return true;
     }
+    if (skeleton_bytes && skeleton_bytes + 8 > skel_.size()) {  // skeleton() gives 8 bytes more
+      *why = "frame part out of range";
+      return false;
+    }
     FrameAssembly in{};
     in.arena = skel_.data();
     in.records = recs_.data();
@@ -118,7 +121,8 @@ class CpuCoder final : public FrameCoder {
     in.n_slices = n_slices;
     const uint64_t bound = vle::packed_bytes(assemble_frame_bound_bits(skeleton_bytes * 8, n, n_slices));
     if (!reserve_out(bound, why)) return false;
-    if (encode_frame_words(in, mbw_, ids_.data(), out_.data(), bound, results_.data(), totals_.data()) == UINT64_MAX) {
+    if (encode_frame_words(in, mbw_, ids_.data(), out_.data(), out_.size(), results_.data(), totals_.data()) ==
+        UINT64_MAX) {
       *why = "the frame part's records or slices are malformed";
       return false;
     }

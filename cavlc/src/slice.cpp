@@ -2,6 +2,7 @@
 
 #include "cavlc/cavlc.h"
 #include "cavlc/frame_coder.h"
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -419,9 +420,10 @@ uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t
     next = s.first_mb + s.mb_count;
   }
   for (int32_t i = next; i < in.n_mbs; ++i) totals[i] = MbTotals{};
-  // Room checked before every piece: a macroblock's lead, residual or I_PCM alignment and samples, and the
-  // writer's 8-byte stores.
-  constexpr uint64_t kMbRoom = static_cast<uint64_t>(kMaxMbResidualBits / 8) + sizeof(gpuec_mb{}.u.pcm) + 24;
+  // Room checked before every piece: a macroblock's lead, then its residual or I_PCM alignment and samples
+  // (whichever is longer), and the 8 bytes the writer's stores reach past its last byte.
+  constexpr uint64_t kMbRoom =
+      std::max<uint64_t>(static_cast<uint64_t>(kMaxMbResidualBits / 8) + 1, sizeof(gpuec_mb{}.u.pcm) + 1) + 2 + 8;
   auto room = [&](const block_code::WordWriter& w, uint64_t piece_bits, uint64_t more) {
     return static_cast<uint64_t>(w.p - out) + piece_bits / 8 + more <= out_bytes;
   };
@@ -449,7 +451,7 @@ uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t
         w.p += sizeof m.u.pcm;
       }
     }
-    if (!room(w, s.tail_len, 16)) return UINT64_MAX;
+    if (!room(w, s.tail_len, 2 + 4 + 8)) return UINT64_MAX;  // the tail, the pad to 32 bits, the stores
     copy_into(w, in.arena, s.tail_src_bit, s.tail_src_bit + s.tail_len);
     const uint64_t end = w.finish(out);
     results[k] = SliceResult{start, end - start};
