@@ -105,6 +105,8 @@ class Driver {
 
   bool configure(Batch& b, int width, int pic_mbs);
   bool take_gpu_coders();  // the pending ones into the pool; false: kCuda and they failed
+  // Whether the CPU work left, at the workers' measured rate, lasts longer than starting the GPU costs.
+  bool gpu_worth_starting();
   Batch* acquire();  // the next batch of the ring, written out and free
   void close();      // the batch being filled: coded once its slices are parsed
   bool dispatch(int32_t last_allowed);  // the pending slice, with its range
@@ -150,6 +152,8 @@ class Driver {
   bool stopping_ = false, failed_ = false;
   int parsing_total_ = 0;
   double parse_seconds_ = 0, code_seconds_ = 0;  // summed over the workers
+  uint64_t parsed_bytes_ = 0;                    // slice NAL bytes parsed
+  uint64_t slice_bytes_ = 0;                     // slice NAL bytes of the stream (set before the workers start)
 };
 
 void Driver::start_workers(int n) {
@@ -211,6 +215,7 @@ void Driver::parse(Batch& b, SliceJob& job, PictureContext& pic) {
   {
     std::lock_guard<std::mutex> l(mu_);
     parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    parsed_bytes_ += uint64_t(job.nal_size);
     if (!ok) failed_ = true;
     --b.parsing;
     --parsing_total_;
@@ -317,6 +322,20 @@ bool Driver::take_gpu_coders() {
   return true;
 }
 
+// What making the CUDA context and the GPU coders costs a process, and tearing them down at its end,
+// measured on the H100 and H200 hosts (docs/benchmarks.md, issue 17): the driver's initialisation (about
+// 0.1 s) is paid by the device check anyway; the context and three coders about 0.13 s, their teardown
+// about 0.1 s. The GPU then takes the coding (about a third of the CPU's work) off the workers.
+constexpr double kGpuStartSeconds = 0.3;
+
+bool Driver::gpu_worth_starting() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (parsed_bytes_ == 0 || parse_seconds_ + code_seconds_ <= 0) return false;  // no rate yet
+  const double seconds_per_byte = (parse_seconds_ + code_seconds_) / double(parsed_bytes_);
+  const double left = double(slice_bytes_ - parsed_bytes_) * seconds_per_byte / opt_.threads;
+  return left > kGpuStartSeconds;
+}
+
 bool Driver::configure(Batch& b, int width, int pic_mbs) {
   // A GPU batch holds at least one slice a band: no more bands than the stream has slices (a short
   // stream's coders, their pinned and device memory, stay small; each process pays their allocation).
@@ -324,19 +343,27 @@ bool Driver::configure(Batch& b, int width, int pic_mbs) {
       int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs, slice_nals_})));
   const int height = pic_mbs / width;
   if (cuda_mode_ && !gpu_.taken) {
-    if (gpu_.pending.empty()) {  // the first batch: start them, sized for its pictures
+    if (gpu_.pending.empty()) {  // the first batch: make them, sized for its pictures (held after the check)
       gpu_.width = width;
       gpu_.rows = height * gpu_bands;
       for (int i = 0; i < kGpuCoders; ++i)
-        gpu_.pending.emplace_back(new cavlc::PendingCudaCoder(gpu_.width, gpu_.rows, opt_.device));
+        gpu_.pending.emplace_back(new cavlc::PendingCudaCoder(gpu_.width, gpu_.rows, opt_.device, true));
     }
-    bool ready = true;
+    if (!gpu_.started && (cuda_from_batch_ >= 0 || gpu_worth_starting())) {
+      for (const auto& p : gpu_.pending) p->start();
+      gpu_.started = true;
+    }
+    bool ready = gpu_.started;
     for (const auto& p : gpu_.pending) ready = ready && p->ready();
     if ((cuda_from_batch_ >= 0 ? configured_ >= cuda_from_batch_ : ready) && !take_gpu_coders()) return false;
   }
   ++configured_;
   std::string why;
-  if (cuda_mode_ && gpu_.taken) {
+  // With every GPU coder in a batch not yet written, this batch goes to the CPU rather than waiting for one
+  // (the test hook's batches wait).
+  const bool gpu_batch = cuda_mode_ && gpu_.taken &&
+                         (b.gpu_coder || !gpu_.pool.empty() || gpu_batches_.empty() || cuda_from_batch_ >= 0);
+  if (gpu_batch) {
     if (!b.gpu_coder) {
       // The oldest batch holding one frees its coder when written (none: an earlier stream of the session
       // failed with its coders; a new one is made below).
@@ -534,7 +561,11 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   const auto t0 = std::chrono::steady_clock::now();
   out_ = &out;
   st_ = &st;
-  for (const NalUnit& nal : nals) slice_nals_ += nal.is_slice();
+  for (const NalUnit& nal : nals)
+    if (nal.is_slice()) {
+      ++slice_nals_;
+      slice_bytes_ += nal.end - nal.header;
+    }
   if (gpu_.failed) {  // an earlier stream of the session found no GPU
     if (opt_.backend == gpu::Backend::kCuda) return false;  // the sequential path reports it
   } else if (opt_.backend == gpu::Backend::kCuda || opt_.backend == gpu::Backend::kAuto) {

@@ -19,6 +19,7 @@ namespace avc {
 struct ThreadedGpuCoders {
   std::vector<std::unique_ptr<cavlc::PendingCudaCoder>> pending;
   int width = 0, rows = 0;  // the size the pending ones are made for
+  bool started = false;     // the pending ones were told to go on past the device check
   bool taken = false;       // the pending ones were handed over (to the pool, or failed)
   bool failed = false;      // their creation failed: kAuto codes on the CPU from then on
   struct Pooled {

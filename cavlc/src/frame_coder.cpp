@@ -287,6 +287,8 @@ struct PendingCudaCoder::State {
   std::mutex mu;
   std::condition_variable cv;
   bool checked = false, usable = false, done = false, taken = false, abandon = false, abandoned = false;
+  bool held = false;     // waiting for start() after the device check
+  bool started = false;  // start() was called
   std::string why;
   std::unique_ptr<FrameCoder> coder;
   std::thread thread;
@@ -296,13 +298,25 @@ namespace {
 std::atomic<int> g_abandoned{0};
 }  // namespace
 
-PendingCudaCoder::PendingCudaCoder(int mb_width, int mb_height, int device) : state_(std::make_shared<State>()) {
+PendingCudaCoder::PendingCudaCoder(int mb_width, int mb_height, int device, bool held)
+    : state_(std::make_shared<State>()) {
+  state_->held = held;
   std::shared_ptr<State> s = state_;
   try {
     state_->thread = std::thread([s, mb_width, mb_height, device] { create(*s, mb_width, mb_height, device); });
   } catch (const std::system_error&) {
+    state_->held = false;  // no thread to wait on
     create(*state_, mb_width, mb_height, device);
   }
+}
+
+void PendingCudaCoder::start() {
+  {
+    std::lock_guard<std::mutex> l(state_->mu);
+    state_->held = false;
+    state_->started = true;
+  }
+  state_->cv.notify_all();
 }
 
 PendingCudaCoder::~PendingCudaCoder() {
@@ -314,7 +328,9 @@ PendingCudaCoder::~PendingCudaCoder() {
       s.abandoned = true;
       ++g_abandoned;
     }
+    s.held = false;  // a held creation is not waited for: it ends after its check (below)
   }
+  s.cv.notify_all();
   if (s.abandoned)
     s.thread.detach();  // the thread holds the state; it ends with it
   else
@@ -333,6 +349,9 @@ std::unique_ptr<FrameCoder> PendingCudaCoder::take(std::string* why) {
     *why = "the pending CUDA coder was taken already";
     return nullptr;
   }
+  s.held = false;  // a held creation starts now
+  s.started = true;
+  s.cv.notify_all();
   s.cv.wait(l, [&] { return s.done; });
   s.taken = true;
   if (!s.coder) *why = s.why;
@@ -364,8 +383,16 @@ void PendingCudaCoder::create(State& s, int mb_width, int mb_height, int device)
     s.why = why;
   }
   s.cv.notify_all();
+  bool go = usable;
+  if (usable) {  // a held creation waits for start(), or ends when its owner goes (not started: no coder)
+    std::unique_lock<std::mutex> l(s.mu);
+    const bool was_held = s.held;
+    s.cv.wait(l, [&] { return !s.held; });
+    go = !was_held || s.started;
+  }
   std::unique_ptr<FrameCoder> c;
-  if (usable) c = FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
+  if (go) c = FrameCoder::create(gpu::Backend::kCuda, mb_width, mb_height, device, &why);
+  else why = "not started";
   std::lock_guard<std::mutex> l(s.mu);
   s.coder = std::move(c);
   if (!s.coder) s.why = why;

@@ -165,9 +165,9 @@ TEST(AvcReentropyThreads, CudaBeforeAndAfterTheGpuIsReady) {
 
 // A session (avc-reentropy --out-dir) over every conformance stream, twice and in two orders, with a damaged
 // stream among them: each output and its statistics are the one-thread path's, the damaged one fails as
-// with one thread and the session goes on. With cuda on a GPU the first stream waits for the GPU coders
-// (when the CPU finished it first) and every later one is coded on the GPU; without a GPU every stream
-// fails with the one-thread path's error.
+// with one thread and the session goes on. With cuda on a GPU and the GPU forced from the first batch
+// (GPUEC_REENTROPY_CUDA_FROM_BATCH=0), every stream's batches are coded on the GPU, the coders kept from one
+// stream to the next; without a GPU every cuda stream fails with the one-thread path's error.
 TEST(AvcReentropyThreads, SessionOverManyStreams) {
   std::string dir;
   const std::vector<std::string> names = conformance_streams(&dir);
@@ -192,8 +192,14 @@ TEST(AvcReentropyThreads, SessionOverManyStreams) {
   std::vector<size_t> order;
   for (size_t i = 0; i < in.size(); ++i) order.push_back(i);
   for (size_t i = in.size(); i-- > 0;) order.push_back(i);
-  for (gpu::Backend b : {gpu::Backend::kCpu, gpu::Backend::kAuto, gpu::Backend::kCuda}) {
-    SCOPED_TRACE(gpu::backend_name(b));
+  struct Config {
+    gpu::Backend b;
+    bool gpu_from_first_batch;  // GPUEC_REENTROPY_CUDA_FROM_BATCH=0: the GPU coders started and waited for
+  };
+  for (const Config cfg : {Config{gpu::Backend::kCpu, false}, Config{gpu::Backend::kAuto, false},
+                           Config{gpu::Backend::kCuda, false}, Config{gpu::Backend::kCuda, true}}) {
+    const gpu::Backend b = cfg.b;
+    SCOPED_TRACE(std::string(gpu::backend_name(b)) + (cfg.gpu_from_first_batch ? ", GPU from the first batch" : ""));
     avc::RecoderOptions opt;
     opt.backend = b;
     opt.threads = 3;
@@ -207,7 +213,9 @@ TEST(AvcReentropyThreads, SessionOverManyStreams) {
       avc::ReentropyStats st, st1;
       avc::Error err, err1;
       const bool ok1 = avc::reentropy_stream(in[i].data(), in[i].size(), got1, &st1, err1, nullptr, one);
+      if (cfg.gpu_from_first_batch) setenv("GPUEC_REENTROPY_CUDA_FROM_BATCH", "0", 1);
       const bool ok = session.recode(in[i].data(), in[i].size(), got, &st, err);
+      unsetenv("GPUEC_REENTROPY_CUDA_FROM_BATCH");
       ASSERT_EQ(ok, ok1);
       if (!ok) {
         EXPECT_EQ(err.describe(), err1.describe());
@@ -218,8 +226,9 @@ TEST(AvcReentropyThreads, SessionOverManyStreams) {
       EXPECT_TRUE(got == want[i]);
       expect_same_stats(st, want_st[i]);
       EXPECT_TRUE(st.threaded);
-      if (gpu && b != gpu::Backend::kCpu && done > 0) {
-        EXPECT_EQ(st.cpu_batches, 0) << "the GPU coders were ready after the first stream";
+      if (cfg.gpu_from_first_batch) {
+        EXPECT_EQ(st.cpu_batches, 0) << "every batch waits for a GPU coder";
+        EXPECT_EQ(st.cuda_macroblocks, st.macroblocks);
       }
       ++done;
     }

@@ -156,18 +156,22 @@ class FrameCoder {
 class PendingCudaCoder {
  public:
   // Starts creating FrameCoder::create(kCuda, mb_width, mb_height, device) (on the calling thread when no
-  // thread can be started).
-  PendingCudaCoder(int mb_width, int mb_height, int device);
+  // thread can be started). With held, only the device check runs (device_usable below); the context and
+  // the buffers wait for start().
+  PendingCudaCoder(int mb_width, int mb_height, int device, bool held = false);
   ~PendingCudaCoder();
   PendingCudaCoder(const PendingCudaCoder&) = delete;
   PendingCudaCoder& operator=(const PendingCudaCoder&) = delete;
   // Whether take() would return at once. Never blocks.
   bool ready() const;
-  // Waits for the creation and hands its coder over (once); nullptr with the reason in *why when it failed.
+  // Waits for the creation (starting a held one) and hands its coder over (once); nullptr with the reason in
+  // *why when it failed.
   std::unique_ptr<FrameCoder> take(std::string* why);
   // Waits only for the first step, gpu::device_usable (the driver's initialisation, 0.1-0.2 s on a GPU
   // host, at once without one): whether the device is usable, with the reason in *why when not.
   bool device_usable(std::string* why);
+  // Lets a held creation go on past the device check (once; nothing otherwise).
+  void start();
   // Makes the destructor leave a creation still running to finish on its own thread (detached) instead of
   // waiting for it. A program that lets it do so must end by std::_Exit (after writing its outputs), not
   // by returning from main, while abandoned() is non-zero: the CUDA runtime's exit handlers must not run
