@@ -343,13 +343,17 @@ bool Driver::configure(Batch& b, int width, int pic_mbs) {
       int(std::max<int64_t>(1, std::min<int64_t>({opt_.batch_mbs / pic_mbs, (1 << 22) / pic_mbs, slice_nals_})));
   const int height = pic_mbs / width;
   if (cuda_mode_ && !gpu_.taken) {
-    if (gpu_.pending.empty()) {  // the first batch: make them, sized for its pictures (held after the check)
+    const bool want = !gpu_.started && (cuda_from_batch_ >= 0 || gpu_worth_starting());
+    // Made at the first batch with kCuda (its device check tells at once whether there is a GPU: no GPU is
+    // an error), held after the check until they are worth starting; with kAuto only then (a stream too
+    // short for the GPU never touches the CUDA driver). Sized for the batch's pictures.
+    if (gpu_.pending.empty() && (opt_.backend == gpu::Backend::kCuda || want)) {
       gpu_.width = width;
       gpu_.rows = height * gpu_bands;
       for (int i = 0; i < kGpuCoders; ++i)
         gpu_.pending.emplace_back(new cavlc::PendingCudaCoder(gpu_.width, gpu_.rows, opt_.device, true));
     }
-    if (!gpu_.started && (cuda_from_batch_ >= 0 || gpu_worth_starting())) {
+    if (want) {
       for (const auto& p : gpu_.pending) p->start();
       gpu_.started = true;
     }
