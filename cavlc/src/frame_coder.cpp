@@ -71,7 +71,7 @@ class CpuCoder final : public FrameCoder {
     mbs_ = static_cast<size_t>(mb_width) * mb_height;
     const size_t n = mbs_ + 1;
     if (recs_.allocate(n) && ids_.allocate(n) && leads_.allocate(n) && slices_.allocate(n) && totals_.allocate(n) &&
-        results_.allocate(n))
+        results_.allocate(n) && kinds_.allocate(n))
       return true;
     *why = "out of memory";
     return false;
@@ -155,9 +155,14 @@ class CpuCoder final : public FrameCoder {
     if (!reserve_out(stream_bit_ / 8 + (to_bit - from_bit) / 8 + kMaxMbStreamBytes, &why)) return -1;
     block_code::WordWriter w = writer();
     copy_into(w, skel, from_bit, to_bit);
-    const int r = commit_mb_ref(m, recs_.data(), ids_.data(), mbw_, i, totals_.data(), totals, w);
+    // The macroblocks since the previous commit were skipped (a part's macroblocks come in order): their
+    // kind, and this one's, for the neighbours' commits (a byte each: the records are 832 bytes apart).
+    for (int32_t j = kinds_next_; j < i; ++j) kinds_[static_cast<size_t>(j)] = GPUEC_MB_SKIP;
+    kinds_next_ = std::max(kinds_next_, i);
+    const int r = commit_mb_ref(m, kinds_.data(), ids_.data(), mbw_, i, totals_.data(), totals, w);
     if (r != 0) return r;  // an overflow's bits are dropped: stream_bit_ stays before the skeleton piece
-    recs_[static_cast<size_t>(i)].kind = m.kind;  // what the neighbours' commits read of the record
+    kinds_[static_cast<size_t>(i)] = m.kind;
+    kinds_next_ = i + 1;
     if (m.kind == GPUEC_MB_PCM) {  // pcm_alignment_zero_bit, then the samples
       if (w.n) w.put(0, 8 - w.n);
       std::memcpy(w.p, m.u.pcm, sizeof m.u.pcm);
@@ -187,10 +192,12 @@ class CpuCoder final : public FrameCoder {
   void drop_slice_streamed(int k) override {
     if (stream_slice_ != k) return;
     stream_bit_ = stream_start_;
+    kinds_next_ = stream_kinds_start_;  // its macroblocks come again
     stream_slice_ = -1;
   }
 
   void restart_stream() override {
+    kinds_next_ = 0;
     stream_bit_ = 0;
     stream_start_ = 0;
     stream_slice_ = -1;
@@ -215,6 +222,7 @@ class CpuCoder final : public FrameCoder {
     if (stream_slice_ >= 0 || k != streamed_slices_) return false;
     stream_slice_ = k;
     stream_start_ = stream_bit_;
+    stream_kinds_start_ = kinds_next_;
     return true;
   }
   // A writer that appends at stream_bit_ (the pending bits of its partial byte taken back from out_).
@@ -234,6 +242,8 @@ class CpuCoder final : public FrameCoder {
   RawBytes skel_, out_;
   HostArray<MbTotals> totals_;
   HostArray<SliceResult> results_;
+  HostArray<uint8_t> kinds_;  // the streamed part's kinds, [0, kinds_next_) written
+  int32_t kinds_next_ = 0, stream_kinds_start_ = 0;
   // The streamed part (commit_streamed): its output ends at stream_bit_; slice stream_slice_ (-1: none)
   // is being written from stream_start_; streamed_slices_ slices are complete.
   uint64_t stream_bit_ = 0;

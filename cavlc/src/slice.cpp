@@ -380,7 +380,7 @@ uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* 
 
 namespace cavlc {
 
-int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* slice_index, int mb_width, int32_t i,
+int commit_mb_ref(const gpuec_mb& m, const uint8_t* kinds, const int32_t* slice_index, int mb_width, int32_t i,
                   MbTotals* totals, uint8_t tc[GPUEC_TC_COUNT], block_code::WordWriter& out) {
   const int cbp_luma = m.cbp & 15, cbp_chroma = m.cbp >> 4;
   if (m.kind == GPUEC_MB_SKIP || m.kind > GPUEC_MB_PCM || cbp_chroma > 2 ||
@@ -397,7 +397,7 @@ int commit_mb_ref(const gpuec_mb& m, const gpuec_mb* records, const int32_t* sli
   // A skipped neighbour's totals are 0 whatever totals[] holds (the commit of a skip writes nothing).
   static constexpr MbTotals kNone{};
   const int32_t id = slice_index[i];
-  auto neighbour = [&](int32_t a) { return records[a].kind == GPUEC_MB_SKIP ? &kNone : &totals[a]; };
+  auto neighbour = [&](int32_t a) { return kinds[a] == GPUEC_MB_SKIP ? &kNone : &totals[a]; };
   const MbNeighbours nb{i % mb_width > 0 && slice_index[i - 1] == id ? neighbour(i - 1) : nullptr,
                         i >= mb_width && slice_index[i - mb_width] == id ? neighbour(i - mb_width) : nullptr};
   for (int b = 0; b < GPUEC_TC_COUNT; ++b) tc[b] = 0;

@@ -3,6 +3,8 @@
 // rbsp_slice_trailing_bits, with every backend this machine has: cpu always, cuda with a GPU.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <chrono>
 #include <string>
 
@@ -191,6 +193,51 @@ TEST(StageFrame, AbandonedSliceAndPartsThatAreNotWholeRows) {
       run_part(st, p, what + ": mid-row part" + (how == stage_test::Commit::kWithBuffer ? ", buffer" : ", no buffer"),
                nullptr, false, how);
     }
+  });
+}
+
+// An abandoned attempt whose macroblocks were coded where the second attempt skips them: the cpu coder,
+// which keeps the kinds for the neighbours' commits, must see the second attempt's skips (a stale kind
+// would give a skipped neighbour its old TotalCoeff, and the slice other bits).
+TEST(StageFrame, AbandonedSliceWithOtherSkips) {
+  REQUIRE_BACKEND();
+  for_each_stage(9, 4, [&](gpuec_stage* st, std::mt19937& rng, const std::string& what) {
+    Part p = make_part(rng, 9, 0, 27, {}, 30);
+    // The second attempt: macroblocks 0 and 1 skipped, 2 coded with a block whose nC is its left neighbour's.
+    auto left_dependent = [](const gpuec_mb& m) {
+      return m.kind == GPUEC_MB_I16x16 || (m.kind == GPUEC_MB_NORMAL && (m.cbp & 1));
+    };
+    if (!left_dependent(p.recs[2])) {
+      size_t j = 3, k = 3;
+      while (j < p.recs.size() && !left_dependent(p.recs[j])) ++j;
+      while (k < p.recs.size() && p.recs[k].kind == GPUEC_MB_SKIP) ++k;
+      ASSERT_LT(j, p.recs.size()) << what << ": no macroblock to copy";
+      const int64_t bit = p.recs[2].kind != GPUEC_MB_SKIP ? p.recs[2].skel_bit : p.recs[k].skel_bit;
+      p.recs[2] = p.recs[j];
+      p.recs[2].mb_addr = 2;
+      p.recs[2].skel_bit = bit;
+    }
+    for (const int a : {0, 1}) {
+      gpuec_mb& m = p.recs[static_cast<size_t>(a)];
+      std::memset(&m, 0, sizeof m);
+      m.mb_addr = a;
+      m.kind = GPUEC_MB_SKIP;
+    }
+    // The first attempt codes the first two rows as I_PCM (TotalCoeff 16 everywhere), then begins again.
+    gpuec_slice_begin(st, p.slices[0].first_mb, p.slices[0].start_bit);
+    int64_t bit = p.slices[0].start_bit + 8;
+    for (int i = 0; i < 18; ++i) {
+      gpuec_mb m;
+      std::memset(&m, 0, sizeof m);
+      m.mb_addr = i;
+      m.kind = GPUEC_MB_PCM;
+      m.cbp = 0x2F;
+      m.skel_bit = bit++;
+      *gpuec_mb_next(st) = m;
+      uint8_t totals[GPUEC_TC_COUNT];
+      ASSERT_EQ(gpuec_mb_commit_bits(st, totals, p.skel.data()), GPUEC_OK) << what << " mb " << i;
+    }
+    run_part(st, p, what + ": the second attempt", nullptr, false, stage_test::Commit::kWithBuffer);
   });
 }
 
