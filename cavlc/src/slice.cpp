@@ -335,26 +335,29 @@ int encode_slice_ref(const gpuec_mb* recs, size_t n, const SliceLayout& layout, 
   return 0;
 }
 
-// The frame coder's CPU path (cavlc/frame_coder.h): a neighbour is available when it has the same slice
-// index.
-uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
-                          uint64_t out_bytes, SliceResult* results, MbTotals* totals) {
-  if (in.n_mbs < 1 || in.n_slices < 1 || mb_width < 1) return UINT64_MAX;
+namespace {
+
+// The walk of a frame part that encode_frame_ref and encode_frame_words share: the slices checked, the
+// totals outside every slice zeroed; then per slice begin_slice(k), for each coded macroblock i (record
+// checked) mb(i, record, neighbours), and end_slice(k). False when the part is malformed or a call says so.
+// A neighbour is available when it has the same slice index.
+template <class BeginSlice, class Mb, class EndSlice>
+bool walk_frame(const FrameAssembly& in, int mb_width, const int32_t* slice_index, MbTotals* totals,
+                BeginSlice begin_slice, Mb mb, EndSlice end_slice) {
+  if (in.n_mbs < 1 || in.n_slices < 1 || mb_width < 1) return false;
   // Macroblocks outside every slice add nothing and count as skipped for any neighbour that shares their
   // index (as on the GPU, which reads their TotalCoeff as 0 only if they are skipped: contract).
   int32_t next = 0;
   for (int k = 0; k < in.n_slices; ++k) {
     const FrameSlice& s = in.slices[k];
-    if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return UINT64_MAX;
+    if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return false;
     for (int32_t i = next; i < s.first_mb; ++i) totals[i] = MbTotals{};
     next = s.first_mb + s.mb_count;
   }
   for (int32_t i = next; i < in.n_mbs; ++i) totals[i] = MbTotals{};
-  vle::BitWriter bw(out, static_cast<size_t>(out_bytes));
-  gpuec_mb scratch;
   for (int k = 0; k < in.n_slices; ++k) {
     const FrameSlice& s = in.slices[k];
-    const uint64_t start = bw.bits();
+    begin_slice(k);
     for (int i = s.first_mb; i < s.first_mb + s.mb_count; ++i) {
       const gpuec_mb& m = in.records[i];
       if (m.kind == GPUEC_MB_SKIP) {
@@ -362,16 +365,39 @@ uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* 
         continue;
       }
       if (slice_index[i] != k || m.kind > GPUEC_MB_PCM || (m.kind != GPUEC_MB_PCM && m.coef_order > GPUEC_COEF_RASTER))
-        return UINT64_MAX;
-      bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
+        return false;
       const MbNeighbours nb{i % mb_width > 0 && slice_index[i - 1] == k ? &totals[i - 1] : nullptr,
                             i >= mb_width && slice_index[i - mb_width] == k ? &totals[i - mb_width] : nullptr};
-      encode_mb<false>(scan_order_record(m, scratch), i, nb, totals[i], bw);
+      if (!mb(i, m, nb)) return false;
     }
-    bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
-    results[k] = SliceResult{start, bw.bits() - start};
-    bw.put(0, static_cast<int>((32 - (bw.bits() & 31)) & 31));
+    if (!end_slice(k)) return false;
   }
+  return true;
+}
+
+}  // namespace
+
+// The frame coder's CPU path (cavlc/frame_coder.h), through vle::BitWriter and the reference block coder.
+uint64_t encode_frame_ref(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
+                          uint64_t out_bytes, SliceResult* results, MbTotals* totals) {
+  vle::BitWriter bw(out, static_cast<size_t>(out_bytes));
+  gpuec_mb scratch;
+  uint64_t start = 0;
+  const bool ok = walk_frame(
+      in, mb_width, slice_index, totals, [&](int) { start = bw.bits(); },
+      [&](int i, const gpuec_mb& m, const MbNeighbours& nb) {
+        bw.copy_bits(in.arena, in.lead[i].src_bit, in.lead[i].len);
+        encode_mb<false>(scan_order_record(m, scratch), i, nb, totals[i], bw);
+        return true;
+      },
+      [&](int k) {
+        const FrameSlice& s = in.slices[k];
+        bw.copy_bits(in.arena, s.tail_src_bit, s.tail_len);
+        results[k] = SliceResult{start, bw.bits() - start};
+        bw.put(0, static_cast<int>((32 - (bw.bits() & 31)) & 31));
+        return true;
+      });
+  if (!ok) return UINT64_MAX;
   bw.flush();
   return bw.overflowed() ? UINT64_MAX : bw.bits();
 }
@@ -411,54 +437,40 @@ int commit_mb_ref(const gpuec_mb& m, const uint8_t* kinds, const int32_t* slice_
 
 uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
                             uint64_t out_bytes, SliceResult* results, MbTotals* totals) {
-  if (in.n_mbs < 1 || in.n_slices < 1 || mb_width < 1) return UINT64_MAX;
-  int32_t next = 0;
-  for (int k = 0; k < in.n_slices; ++k) {
-    const FrameSlice& s = in.slices[k];
-    if (s.first_mb < next || s.mb_count < 1 || int64_t{s.first_mb} + s.mb_count > in.n_mbs) return UINT64_MAX;
-    for (int32_t i = next; i < s.first_mb; ++i) totals[i] = MbTotals{};
-    next = s.first_mb + s.mb_count;
-  }
-  for (int32_t i = next; i < in.n_mbs; ++i) totals[i] = MbTotals{};
   // Room checked before every piece: a macroblock's lead, then its residual or I_PCM alignment and samples
   // (whichever is longer), and the 8 bytes the writer's stores reach past its last byte.
   constexpr uint64_t kMbRoom =
       std::max<uint64_t>(static_cast<uint64_t>(kMaxMbResidualBits / 8) + 1, sizeof(gpuec_mb{}.u.pcm) + 1) + 2 + 8;
-  auto room = [&](const block_code::WordWriter& w, uint64_t piece_bits, uint64_t more) {
+  block_code::WordWriter w{out};
+  auto room = [&](uint64_t piece_bits, uint64_t more) {
     return static_cast<uint64_t>(w.p - out) + piece_bits / 8 + more <= out_bytes;
   };
-  block_code::WordWriter w{out};
   gpuec_mb scratch;
-  for (int k = 0; k < in.n_slices; ++k) {
-    const FrameSlice& s = in.slices[k];
-    const uint64_t start = w.finish(out);
-    for (int i = s.first_mb; i < s.first_mb + s.mb_count; ++i) {
-      const gpuec_mb& m = in.records[i];
-      if (m.kind == GPUEC_MB_SKIP) {
-        totals[i] = MbTotals{};
-        continue;
-      }
-      if (slice_index[i] != k || m.kind > GPUEC_MB_PCM || (m.kind != GPUEC_MB_PCM && m.coef_order > GPUEC_COEF_RASTER))
-        return UINT64_MAX;
-      if (!room(w, in.lead[i].len, kMbRoom)) return UINT64_MAX;
-      copy_into(w, in.arena, in.lead[i].src_bit, in.lead[i].src_bit + in.lead[i].len);
-      const MbNeighbours nb{i % mb_width > 0 && slice_index[i - 1] == k ? &totals[i - 1] : nullptr,
-                            i >= mb_width && slice_index[i - mb_width] == k ? &totals[i - mb_width] : nullptr};
-      encode_mb<false>(scan_order_record(m, scratch), i, nb, totals[i], w);
-      if (m.kind == GPUEC_MB_PCM) {  // pcm_alignment_zero_bit, then the samples
-        if (w.n) w.put(0, 8 - w.n);
-        std::memcpy(w.p, m.u.pcm, sizeof m.u.pcm);
-        w.p += sizeof m.u.pcm;
-      }
-    }
-    if (!room(w, s.tail_len, 2 + 4 + 8)) return UINT64_MAX;  // the tail, the pad to 32 bits, the stores
-    copy_into(w, in.arena, s.tail_src_bit, s.tail_src_bit + s.tail_len);
-    const uint64_t end = w.finish(out);
-    results[k] = SliceResult{start, end - start};
-    const int pad = static_cast<int>((32 - (end & 31)) & 31);  // zero bits to the next 32-bit word
-    if (pad) w.put(0, pad);
-  }
-  return w.finish(out);
+  uint64_t start = 0;
+  const bool ok = walk_frame(
+      in, mb_width, slice_index, totals, [&](int) { start = w.finish(out); },
+      [&](int i, const gpuec_mb& m, const MbNeighbours& nb) {
+        if (!room(in.lead[i].len, kMbRoom)) return false;
+        copy_into(w, in.arena, in.lead[i].src_bit, in.lead[i].src_bit + in.lead[i].len);
+        encode_mb<false>(scan_order_record(m, scratch), i, nb, totals[i], w);
+        if (m.kind == GPUEC_MB_PCM) {  // pcm_alignment_zero_bit, then the samples
+          if (w.n) w.put(0, 8 - w.n);
+          std::memcpy(w.p, m.u.pcm, sizeof m.u.pcm);
+          w.p += sizeof m.u.pcm;
+        }
+        return true;
+      },
+      [&](int k) {
+        const FrameSlice& s = in.slices[k];
+        if (!room(s.tail_len, 2 + 4 + 8)) return false;  // the tail, the pad to 32 bits, the stores
+        copy_into(w, in.arena, s.tail_src_bit, s.tail_src_bit + s.tail_len);
+        const uint64_t end = w.finish(out);
+        results[k] = SliceResult{start, end - start};
+        const int pad = static_cast<int>((32 - (end & 31)) & 31);  // zero bits to the next 32-bit word
+        if (pad) w.put(0, pad);
+        return true;
+      });
+  return ok ? w.finish(out) : UINT64_MAX;
 }
 
 }  // namespace cavlc
