@@ -42,5 +42,12 @@ done
 rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: a missing DIR: exit $rc, not 2"; fail=1; }
 [ -z "$(ls -A "$tmp/many")" ] || { echo "FAIL: a refused run wrote $(ls -A "$tmp/many")"; fail=1; }
+# a stream of 1 MiB or more is mapped, not read (files::InputBytes): two copies of one stream back to back
+cat "${streams[0]}" "${streams[0]}" > "$tmp/bad/big.264"
+[ "$(stat -c %s "$tmp/bad/big.264")" -ge 1048576 ] || { echo "FAIL: the big stream is under 1 MiB"; fail=1; }
+"$tool" -q --threads 1 "$tmp/bad/big.264" "$tmp/one/big.264" || { echo "FAIL: one-thread run of the big stream"; fail=1; }
+"$tool" -q --check --threads 3 --out-dir "$tmp/many" "$tmp/bad/big.264" || { echo "FAIL: --check of the big stream: exit $?"; fail=1; }
+cmp -s "$tmp/one/big.264" "$tmp/many/big.264" && cmp -s "$tmp/bad/big.264" "$tmp/many/big.264" ||
+  { echo "FAIL: the big stream's output differs"; fail=1; }
 [ $fail -eq 0 ] && echo "avc-reentropy --out-dir: ok"
 exit $fail
