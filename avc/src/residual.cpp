@@ -247,21 +247,25 @@ inline int decode_block_in(Cursor& c, int nC, int max, int16_t* dst) {
     for (int i = 0; i < t1; ++i) level[i] = 1 - 2 * static_cast<int>((w >> (31 - i)) & 1);
     c.skip(t1);
   }
+  // Levels (9.2.2.1), written without data-dependent branches but the error: the suffix read as a shift
+  // that gives 0 for a 0-bit suffix, and suffixLength's step from a table of thresholds (9-3).
+  static constexpr int kNextAbove[7] = {0, 3, 6, 12, 24, 48, 1 << 30};  // [suffixLength]: 3 << (sl - 1)
   int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
+  int first_bonus = t1 < 3 ? 2 : 0;  // the first level after fewer than 3 trailing ones is reduced by one
   for (int i = t1; i < tc; ++i) {
     w = c.peek32();
     const int prefix = leading_zeros(w);
     if (prefix > 15) return c.fail(kResidualLevelPrefix, 16);
-    const int suffix_size = prefix == 15 ? 12 : (prefix == 14 && suffix_length == 0) ? 4 : suffix_length;
-    const int suffix = suffix_size ? static_cast<int>((w << (prefix + 1)) >> (32 - suffix_size)) : 0;
-    int code = (prefix << suffix_length) + suffix;
-    if (prefix == 15 && suffix_length == 0) code += 15;
-    if (i == t1 && t1 < 3) code += 2;
+    const bool escape15 = prefix == 15, escape14 = prefix == 14 && suffix_length == 0;
+    const int suffix_size = escape15 ? 12 : escape14 ? 4 : suffix_length;
+    const int suffix = static_cast<int>(((w << (prefix + 1)) >> 1) >> (31 - suffix_size));
+    const int code = (prefix << suffix_length) + suffix + (escape15 && suffix_length == 0 ? 15 : 0) + first_bonus;
+    first_bonus = 0;
     c.skip(prefix + 1 + suffix_size);
     const int magnitude = (code + 2) >> 1;
     level[i] = (code & 1) ? -magnitude : magnitude;
-    if (suffix_length == 0) suffix_length = 1;
-    if (magnitude > (3 << (suffix_length - 1)) && suffix_length < 6) ++suffix_length;
+    suffix_length += suffix_length == 0;
+    suffix_length += magnitude > kNextAbove[suffix_length];
   }
 
   int zeros_left = 0;
