@@ -2,12 +2,14 @@
 // lays every slice into a band of a batch (avc/recoder.h's bands) before it is parsed: its range is
 // [first_mb, the next slice's first_mb - 1] when the next slice of the same picture starts after it (raster
 // slices, one slice group), else up to the picture's end. Worker threads parse each slice straight into the
-// batch coder's arrays (parse_slice_into: records, slice indices, leads, TotalCoeff records, skeleton), and
-// the worker that finishes a closed batch's last slice codes it (kCuda: on the GPU while the next batches
-// are parsed) and escapes its slices. The calling thread writes the pieces in stream order. The calling
-// thread reads only each slice's header (from an unescaped prefix); the worker unescapes the slice.
-// kCuda (kAuto with a device): the GPU coders are created in the background from the first slice on;
-// batches begun before they are ready are CPU batches (one picture), later ones take a GPU coder.
+// batch coder's arrays (parse_slice_into: records, slice indices, leads, TotalCoeff records, skeleton); a
+// closed batch whose last slice is parsed is coded by an idle worker (parse tasks go first), or by that
+// worker when no parse waits (kCuda: on the GPU while the next batches are parsed), which escapes its
+// slices. The calling thread writes the pieces in stream order. The calling thread reads only each slice's
+// header (from an unescaped prefix); the worker unescapes the slice.
+// kCuda (kAuto with a device): the GPU coders are made (kCuda: their device check at the first batch) and
+// started in the background once the CPU work left outlasts their start (gpu_worth_starting); batches begun
+// before they are ready, and batches that find every GPU coder busy, are CPU batches (one picture).
 // A slice that runs past its range (overlapping slices), any parse error or backend failure stops this
 // path: the caller then runs the sequential one.
 #include "reentropy_threads.h"
@@ -119,9 +121,9 @@ class Driver {
 
   const uint8_t* data_;
   RecoderOptions opt_;
-  // The CUDA mode (kCuda, or kAuto with a device): GPU coders are created in the background from the first
-  // slice on (kGpuCoders of them: one batch on the GPU, two being filled); until they are ready, batches
-  // are CPU batches of one picture, as with kCpu; from then on every batch takes one from the pool.
+  // The CUDA mode (kCuda, or kAuto): kGpuCoders GPU coders (one batch on the GPU, two being filled), made in
+  // the background when worth it (configure); until they are ready, and while all are in use, batches are
+  // CPU batches of one picture, as with kCpu.
   static constexpr int kGpuCoders = 3;
   bool cuda_mode_ = false;
   ThreadedGpuCoders own_gpu_;
