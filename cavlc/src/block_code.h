@@ -102,6 +102,13 @@ struct WordWriter {
     n &= 7;
   }
   CAVLC_BLOCK_INLINE void put(Vlc v) { put(v.val, v.len); }
+  // Zero bits to the next byte boundary, then `bytes` bytes copied (I_PCM: pcm_alignment_zero_bits and the
+  // samples); the caller guarantees room for them and 8 bytes more.
+  void put_aligned_bytes(const uint8_t* src, size_t bytes) {
+    if (n) put(0, 8 - n);
+    std::memcpy(p, src, bytes);
+    p += bytes;
+  }
   // The bits written since `start` (the last byte's bits after them are zero).
   uint64_t finish(const uint8_t* start) const {
     return static_cast<uint64_t>(p - start) * 8 + static_cast<uint64_t>(n);

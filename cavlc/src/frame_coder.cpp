@@ -23,9 +23,6 @@ namespace cavlc {
 namespace {
 
 constexpr size_t kOutSlack = 64;  // readable bytes after the output (frame_coder.h)
-// Output room one streamed commit may need past its skeleton piece: the residual (or the I_PCM alignment
-// and samples) and the 8-byte stores of the word writer.
-constexpr size_t kMaxMbStreamBytes = static_cast<size_t>(kMaxMbResidualBits / 8) + sizeof(gpuec_mb{}.u.pcm) + 24;
 
 // An array left uninitialized at allocation (the caller writes every input before submit): creating a
 // coder touches no page of its arrays, so the threads that fill them fault them in, not the creator (the
@@ -86,7 +83,7 @@ class CpuCoder final : public FrameCoder {
   uint8_t* tc_records() override { return nullptr; }
   uint8_t* skeleton(size_t bytes) override {
     // 8 readable bytes past the end: the bit copies read whole words
-    if ((bytes + 8 > skel_.size() || !skel_.size()) && !skel_.grow(std::max(bytes + 8, 2 * skel_.size()), skel_.size()))
+    if (bytes + 8 > skel_.size() && !skel_.grow(std::max(bytes + 8, 2 * skel_.size()), skel_.size()))
       return nullptr;
     return skel_.data();
   }
@@ -152,7 +149,7 @@ class CpuCoder final : public FrameCoder {
     if (i < 0 || static_cast<size_t>(i) >= mbs_ || to_bit < from_bit || !open_slice(ids_[static_cast<size_t>(i)]))
       return -1;
     std::string why;
-    if (!reserve_out(stream_bit_ / 8 + (to_bit - from_bit) / 8 + kMaxMbStreamBytes, &why)) return -1;
+    if (!reserve_out(stream_bit_ / 8 + (to_bit - from_bit) / 8 + 1 + kMaxMbWordBytes, &why)) return -1;
     block_code::WordWriter w = writer();
     copy_into(w, skel, from_bit, to_bit);
     // The macroblocks since the previous commit were skipped (a part's macroblocks come in order): their
@@ -163,11 +160,6 @@ class CpuCoder final : public FrameCoder {
     if (r != 0) return r;  // an overflow's bits are dropped: stream_bit_ stays before the skeleton piece
     kinds_[static_cast<size_t>(i)] = m.kind;
     kinds_next_ = i + 1;
-    if (m.kind == GPUEC_MB_PCM) {  // pcm_alignment_zero_bit, then the samples
-      if (w.n) w.put(0, 8 - w.n);
-      std::memcpy(w.p, m.u.pcm, sizeof m.u.pcm);
-      w.p += sizeof m.u.pcm;
-    }
     stream_bit_ = w.finish(out_.data());
     return 0;
   }

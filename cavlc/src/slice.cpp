@@ -245,8 +245,8 @@ using Neighbours = NcPredictor<SameSlice>;
 // Writes one macroblock's residual (7.3.5.3) and fills its totals as neighbours will see them. addr: its
 // index in nb's totals (the address in the frame, or in the frame part). With kReport, also tc: the
 // record of mb_totals (GPUEC_TC_COUNT entries), and *overflow set on a level overflow (else untouched).
-// Out: vle::BitWriter (through write_block), or block_code::WordWriter (the block coder inlined; not for
-// I_PCM, whose alignment it cannot know).
+// Out: vle::BitWriter (through write_block), or block_code::WordWriter (the block coder inlined). I_PCM's
+// alignment is the writer's position in the slice's output.
 template <bool kReport, class Nb, class Out>
 CAVLC_BLOCK_INLINE void encode_mb(const gpuec_mb& m, int addr, const Nb& nb, MbTotals& cur, Out& bw, uint8_t* tc = nullptr,
                bool* overflow = nullptr) {
@@ -263,9 +263,13 @@ CAVLC_BLOCK_INLINE void encode_mb(const gpuec_mb& m, int addr, const Nb& nb, MbT
     for (auto& v : cur.luma) v = 16;
     for (auto& c : cur.chroma)
       for (auto& v : c) v = 16;
+    if (kReport)
+      for (int b = 0; b < GPUEC_TC_COUNT; ++b) tc[b] = 16;
     if constexpr (kBitWriter) {
       bw.align_zero();  // pcm_alignment_zero_bit
       for (uint8_t s : m.u.pcm) bw.put(s, 8);
+    } else {
+      bw.put_aligned_bytes(m.u.pcm, sizeof m.u.pcm);
     }
     return;
   }
@@ -413,13 +417,6 @@ int commit_mb_ref(const gpuec_mb& m, const uint8_t* kinds, const int32_t* slice_
       (m.kind == GPUEC_MB_I16x16 && cbp_luma != 0 && cbp_luma != 15) ||
       (m.kind != GPUEC_MB_PCM && m.coef_order > GPUEC_COEF_RASTER))
     return -1;
-  if (m.kind == GPUEC_MB_PCM) {
-    for (int b = 0; b < GPUEC_TC_COUNT; ++b) tc[b] = 16;
-    for (auto& v : totals[i].luma) v = 16;
-    for (auto& c : totals[i].chroma)
-      for (auto& v : c) v = 16;
-    return 0;
-  }
   // A skipped neighbour's totals are 0 whatever totals[] holds (the commit of a skip writes nothing).
   static constexpr MbTotals kNone{};
   const int32_t id = slice_index[i];
@@ -437,11 +434,7 @@ int commit_mb_ref(const gpuec_mb& m, const uint8_t* kinds, const int32_t* slice_
 
 uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t* slice_index, uint8_t* out,
                             uint64_t out_bytes, SliceResult* results, MbTotals* totals) {
-  // Room checked before every piece: a macroblock's lead, then its residual or I_PCM alignment and samples
-  // (whichever is longer), and the 8 bytes the writer's stores reach past its last byte.
-  constexpr uint64_t kMbRoom =
-      std::max<uint64_t>(static_cast<uint64_t>(kMaxMbResidualBits / 8) + 1, sizeof(gpuec_mb{}.u.pcm) + 1) + 2 + 8;
-  block_code::WordWriter w{out};
+  block_code::WordWriter w{out};  // room checked before every piece
   auto room = [&](uint64_t piece_bits, uint64_t more) {
     return static_cast<uint64_t>(w.p - out) + piece_bits / 8 + more <= out_bytes;
   };
@@ -450,14 +443,9 @@ uint64_t encode_frame_words(const FrameAssembly& in, int mb_width, const int32_t
   const bool ok = walk_frame(
       in, mb_width, slice_index, totals, [&](int) { start = w.finish(out); },
       [&](int i, const gpuec_mb& m, const MbNeighbours& nb) {
-        if (!room(in.lead[i].len, kMbRoom)) return false;
+        if (!room(in.lead[i].len, kMaxMbWordBytes)) return false;
         copy_into(w, in.arena, in.lead[i].src_bit, in.lead[i].src_bit + in.lead[i].len);
         encode_mb<false>(scan_order_record(m, scratch), i, nb, totals[i], w);
-        if (m.kind == GPUEC_MB_PCM) {  // pcm_alignment_zero_bit, then the samples
-          if (w.n) w.put(0, 8 - w.n);
-          std::memcpy(w.p, m.u.pcm, sizeof m.u.pcm);
-          w.p += sizeof m.u.pcm;
-        }
         return true;
       },
       [&](int k) {

@@ -250,16 +250,16 @@ int run(int argc, char** argv) {
                    st.parse_seconds, st.code_seconds);
   }
   const double total_s = seconds(t_first, std::chrono::steady_clock::now());
+  const double total_mb_s = total_s > 0 ? double(total_bytes) / total_s / 1e6 : 0.0;
+  const double total_mbs_s = total_s > 0 ? double(total_mbs) / total_s : 0.0;
   if (!out_dir.empty() && !quiet)
     std::fprintf(stderr, "avc-reentropy: %zu streams (%d failed), %.3f s, %.1f MB/s in, %.2f M macroblocks/s\n",
-                 jobs.size(), failed, total_s, total_s > 0 ? double(total_bytes) / total_s / 1e6 : 0.0,
-                 total_s > 0 ? double(total_mbs) / total_s / 1e6 : 0.0);
+                 jobs.size(), failed, total_s, total_mb_s, total_mbs_s / 1e6);
   if (!out_dir.empty() && stats)
     std::fprintf(stderr,
                  "avc-reentropy-stats-total: streams=%zu failed=%d in_bytes=%zu macroblocks=%lld seconds=%.6f "
                  "in_MB_per_s=%.3f mb_per_s=%.0f\n",
-                 jobs.size(), failed, total_bytes, total_mbs, total_s,
-                 total_s > 0 ? double(total_bytes) / total_s / 1e6 : 0.0, total_s > 0 ? double(total_mbs) / total_s : 0.0);
+                 jobs.size(), failed, total_bytes, total_mbs, total_s, total_mb_s, total_mbs_s);
   return failed ? kExitInput : check && differs ? kExitDiffers : kExitOk;
 }
 
