@@ -347,9 +347,10 @@ bool Driver::configure(Batch& b, int width, int pic_mbs) {
   if (cuda_mode_ && !gpu_.taken) {
     const bool want = !gpu_.started && (cuda_from_batch_ >= 0 || gpu_worth_starting());
     // Made at the first batch with kCuda (its device check tells at once whether there is a GPU: no GPU is
-    // an error), held after the check until they are worth starting; with kAuto only then (a stream too
-    // short for the GPU never touches the CUDA driver). Sized for the batch's pictures.
-    if (gpu_.pending.empty() && (opt_.backend == gpu::Backend::kCuda || want)) {
+    // an error), held after the check until they are worth starting; with kAuto, and with kCuda when the
+    // program checks the device in a process of its own (opt_.device_check), only then (a stream too short
+    // for the GPU never touches the CUDA driver in this process). Sized for the batch's pictures.
+    if (gpu_.pending.empty() && ((opt_.backend == gpu::Backend::kCuda && !opt_.device_check) || want)) {
       gpu_.width = width;
       gpu_.rows = height * gpu_bands;
       for (int i = 0; i < kGpuCoders; ++i)
@@ -645,6 +646,8 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
   // (else the sequential path reports why). The wait costs nothing: the pending coders' destructors wait.
   if (opt_.backend == gpu::Backend::kCuda && !gpu_.taken) {
     std::string why;
+    if (gpu_.pending.empty() && opt_.device_check)  // no GPU: the sequential path reports it
+      return opt_.device_check->usable(&why);
     if (gpu_.pending.empty())  // no slice
       return cavlc::FrameCoder::create(gpu::Backend::kCuda, 1, 1, opt_.device, &why) != nullptr;
     if (!opt_.abandon_gpu_start) return take_gpu_coders();

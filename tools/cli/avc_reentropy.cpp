@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "cli.h"
 #include "files.h"
 #include "gpu/backend.h"
+#include "gpu/device.h"
 
 namespace {
 
@@ -60,7 +62,9 @@ void usage(FILE* f) {
                "                              measured rate) outlasts what they cost to make and tear down\n"
                "                              (0.3 s), and from then on the GPU codes every batch it has a\n"
                "                              free coder for. A stream the CPU finishes first waits only\n"
-               "                              for the check that a GPU is there (about 0.1 s);\n"
+               "                              for the check that a GPU is there (about 0.1 s), which a\n"
+               "                              process of its own makes from the start (it may outlive\n"
+               "                              this one by the driver's teardown, about 0.1 s);\n"
                "                        auto  cuda when a GPU is usable, else cpu. With --threads N > 1 the\n"
                "                              GPU is looked for only when the work left is worth it, so a\n"
                "                              short stream never touches the CUDA driver.\n"
@@ -183,6 +187,13 @@ int run(int argc, char** argv) {
   auto seconds = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
   };
+  // cuda: the device is checked in a process of its own, from now on, beside the reading and parsing; this
+  // process initialises the CUDA driver only when a stream is long enough for the GPU (gpu/device.h).
+  std::unique_ptr<gpu::DeviceCheck> device_check;
+  if (opt.backend == gpu::Backend::kCuda && opt.threads > 1) {
+    device_check.reset(new gpu::DeviceCheck(opt.device));
+    opt.device_check = device_check.get();
+  }
   avc::ReentropySession session(opt);
   const auto t_first = std::chrono::steady_clock::now();
   int failed = 0, differs = 0;

@@ -27,6 +27,10 @@
 #include "avc/slice_data.h"
 #include "gpu/backend.h"
 
+namespace gpu {
+class DeviceCheck;
+}
+
 namespace avc {
 
 struct RecoderOptions {
@@ -46,6 +50,11 @@ struct RecoderOptions {
   // left to finish on its own thread. The program must then end by std::_Exit while
   // cavlc::PendingCudaCoder::abandoned() > 0 (cavlc/frame_coder.h), as avc-reentropy does.
   bool abandon_gpu_start = false;
+  // threads > 1, kCuda: the device check, made by the program at its start in a process of its own
+  // (gpu/device.h). The GPU coders are then made only once worth starting, as with kAuto, and a stream
+  // finished on the CPU asks this check whether the backend works (no GPU is still an error) instead of
+  // initialising the CUDA driver in this process. Not owned; it must outlive the recoding.
+  gpu::DeviceCheck* device_check = nullptr;
 };
 
 // One re-coded slice: its RBSP (rbsp_trailing_bits included), valid while the sink runs.
