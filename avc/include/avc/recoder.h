@@ -41,9 +41,9 @@ struct RecoderOptions {
   // slices on N threads straight into the batches' arrays, codes batches while the next ones are parsed
   // (kCpu: one picture per batch, batches coded on those threads; kCuda, and kAuto with a device: the GPU
   // coders are created in the background once the CPU work left, at the workers' measured rate, outlasts
-  // their start and teardown (kCuda checks the device at the first batch, kAuto only then); batches begun
-  // before they are ready, and batches that find every GPU coder busy, are coded on the CPU, one picture
-  // each, the others on the GPU). The output is the same for every N.
+  // their start and teardown (kCuda checks the device at the first batch, or has device_check below do it;
+  // kAuto looks only then); batches begun before they are ready, and batches that find every GPU coder
+  // busy, are coded on the CPU, one picture each, the others on the GPU). The output is the same for every N.
   int threads = 1;
   // threads > 1, kCuda or kAuto: a stream finished on the CPU before the GPU coders are ready does not wait
   // for them (kCuda waits only for the device check, so that no GPU is still an error); their creation is
