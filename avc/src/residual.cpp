@@ -248,24 +248,37 @@ inline int decode_block_in(Cursor& c, int nC, int max, int16_t* dst) {
     c.skip(t1);
   }
   // Levels (9.2.2.1), written without data-dependent branches but the error: the suffix read as a shift
-  // that gives 0 for a 0-bit suffix, and suffixLength's step from a table of thresholds (9-3).
-  static constexpr int kNextAbove[7] = {0, 3, 6, 12, 24, 48, 1 << 30};  // [suffixLength]: 3 << (sl - 1)
-  int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
-  int first_bonus = t1 < 3 ? 2 : 0;  // the first level after fewer than 3 trailing ones is reduced by one
-  for (int i = t1; i < tc; ++i) {
+  // that gives 0 for a 0-bit suffix. The first level holds every special case (the escapes at
+  // suffixLength 0, the reduction after fewer than 3 trailing ones) and leaves suffixLength 1 or 2.
+  if (tc > t1) {
     w = c.peek32();
-    const int prefix = leading_zeros(w);
+    int prefix = leading_zeros(w);
     if (prefix > 15) return c.fail(kResidualLevelPrefix, 16);
+    const int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
     const bool escape15 = prefix == 15, escape14 = prefix == 14 && suffix_length == 0;
-    const int suffix_size = escape15 ? 12 : escape14 ? 4 : suffix_length;
-    const int suffix = static_cast<int>(((w << (prefix + 1)) >> 1) >> (31 - suffix_size));
-    const int code = (prefix << suffix_length) + suffix + (escape15 && suffix_length == 0 ? 15 : 0) + first_bonus;
-    first_bonus = 0;
-    c.skip(prefix + 1 + suffix_size);
-    const int magnitude = (code + 2) >> 1;
-    level[i] = (code & 1) ? -magnitude : magnitude;
-    suffix_length += suffix_length == 0;
-    suffix_length += magnitude > kNextAbove[suffix_length];
+    const int first_size = escape15 ? 12 : escape14 ? 4 : suffix_length;
+    const int first_suffix = static_cast<int>(((w << (prefix + 1)) >> 1) >> (31 - first_size));
+    const int first_code = (prefix << suffix_length) + first_suffix + (escape15 && suffix_length == 0 ? 15 : 0) +
+                           (t1 < 3 ? 2 : 0);
+    c.skip(prefix + 1 + first_size);
+    const int first_magnitude = (first_code + 2) >> 1;
+    level[t1] = (first_code & 1) ? -first_magnitude : first_magnitude;
+    // From here suffixLength >= 1 and no level is reduced, so levelCode = (prefix << sl) + suffix with
+    // suffix < 1 << sl (or prefix 15), and |level| > 3 << (sl - 1) (Table 9-3's step) iff prefix >= 3:
+    // the step depends on the prefix alone, not on the decoded level.
+    int sl = first_magnitude > 3 ? 2 : 1;
+    for (int i = t1 + 1; i < tc; ++i) {
+      w = c.peek32();
+      prefix = leading_zeros(w);
+      if (prefix > 15) return c.fail(kResidualLevelPrefix, 16);
+      const int suffix_size = prefix == 15 ? 12 : sl;
+      const int suffix = static_cast<int>(((w << (prefix + 1)) >> 1) >> (31 - suffix_size));
+      const int code = (prefix << sl) + suffix;
+      c.skip(prefix + 1 + suffix_size);
+      const int magnitude = (code + 2) >> 1;
+      level[i] = (code & 1) ? -magnitude : magnitude;
+      sl += (prefix >= 3) & (sl < 6);
+    }
   }
 
   int zeros_left = 0;
