@@ -143,6 +143,41 @@ constexpr RunBeforeTables make_run_before_tables() {
 constexpr RunBeforeTables kRunBeforeDec = make_run_before_tables();
 constexpr int kRunBeforeMaxBits = 11;
 
+// run_before at zerosLeft 1..6, two runs a lookup: [zerosLeft - 1][the next 6 bits]. Those tables' codes
+// are at most 3 bits and complete (every pattern is a code), so 6 bits always hold two runs and none is
+// invalid or longer than zerosLeft. A first run that leaves no zeros makes the second 0 without bits, as
+// 7.3.5.3.2 reads none then.
+struct RunPair {
+  uint8_t run1, run2;  // the two runs
+  uint8_t len1, len2;  // bits of the first run; of both
+};
+struct RunPairTables {
+  RunPair e[6][64];
+};
+constexpr RunPair short_run(int zeros_left, unsigned bits, int avail) {  // bits: avail bits, MSB first
+  const auto& codes = cavlc::tables::kRunBefore[zeros_left - 1];
+  for (int run = 0; run <= zeros_left; ++run) {
+    const Vlc c = codes[run];
+    if (c.len > 3) detail::code_does_not_fit_table();
+    if (c.len <= avail && (bits >> (avail - c.len)) == c.val)
+      return RunPair{static_cast<uint8_t>(run), 0, c.len, 0};
+  }
+  detail::code_does_not_fit_table();  // incomplete table
+  return RunPair{};
+}
+constexpr RunPairTables make_run_pair_tables() {
+  RunPairTables t{};
+  for (int zl = 1; zl <= 6; ++zl)
+    for (unsigned bits = 0; bits < 64; ++bits) {
+      const RunPair first = short_run(zl, bits, 6);
+      const int left = zl - first.run1;
+      const RunPair second = left ? short_run(left, bits & ((1u << (6 - first.len1)) - 1), 6 - first.len1) : RunPair{};
+      t.e[zl - 1][bits] = RunPair{first.run1, second.run1, first.len1, static_cast<uint8_t>(first.len1 + second.len1)};
+    }
+  return t;
+}
+constexpr RunPairTables kRunPairDec = make_run_pair_tables();
+
 // Spot checks of the builder against the standard's strings (the tests cover every code and pattern).
 static_assert(kCoeffTokenDec.vlc[0].e[16 << 3].len == 0, "16 zeros are no coeff_token of 0 <= nC < 2");
 static_assert(kCoeffTokenDec.flc[3].len == 6 && kCoeffTokenDec.flc[3].sym == 0, "FLC 0000 11: TotalCoeff 0");
@@ -290,19 +325,34 @@ inline int decode_block_in(Cursor& c, int nC, int max, int16_t* dst) {
     if (tc + zeros_left > max) return c.fail(kResidualPastBlockEnd, 0);
   }
   int pos = tc + zeros_left - 1;  // scan position of level[0]
-  for (int i = 0; i < tc - 1; ++i) {
+  int i = 0;
+  for (; i < tc - 1 && zeros_left > 6; ++i) {
     dst[pos] = static_cast<int16_t>(level[i]);
-    int run = 0;
-    if (zeros_left > 0) {
-      const Entry rb = lookup(kRunBeforeDec.t[(zeros_left < 7 ? zeros_left : 7) - 1], c.peek32());
-      if (!rb.len) return c.fail(kResidualInvalidCode, kRunBeforeMaxBits);
-      c.skip(rb.len);
-      run = rb.sym;
-      if (run > zeros_left) return c.fail(kResidualPastBlockEnd, 0);
-      zeros_left -= run;
-    }
+    const Entry rb = lookup(kRunBeforeDec.t[6], c.peek32());
+    if (!rb.len) return c.fail(kResidualInvalidCode, kRunBeforeMaxBits);
+    c.skip(rb.len);
+    const int run = rb.sym;
+    if (run > zeros_left) return c.fail(kResidualPastBlockEnd, 0);
+    zeros_left -= run;
     pos -= run + 1;
   }
+  for (; i < tc - 2 && zeros_left > 0; i += 2) {
+    const RunPair rp = kRunPairDec.e[zeros_left - 1][c.peek32() >> 26];
+    c.skip(rp.len2);
+    zeros_left -= rp.run1 + rp.run2;
+    dst[pos] = static_cast<int16_t>(level[i]);
+    pos -= rp.run1 + 1;
+    dst[pos] = static_cast<int16_t>(level[i + 1]);
+    pos -= rp.run2 + 1;
+  }
+  if (i < tc - 1 && zeros_left > 0) {  // one run left to read
+    const RunPair rp = kRunPairDec.e[zeros_left - 1][c.peek32() >> 26];
+    c.skip(rp.len1);
+    dst[pos] = static_cast<int16_t>(level[i]);
+    pos -= rp.run1 + 1;
+    ++i;
+  }
+  for (; i < tc - 1; ++i) dst[pos--] = static_cast<int16_t>(level[i]);  // no zeros left
   dst[pos] = static_cast<int16_t>(level[tc - 1]);  // pos == zeros_left: the lowest level's run is implied
   return tc;
 }
