@@ -190,27 +190,30 @@ static_assert(kRunBeforeDec.t[6].e[11 << 2].len == 0, "run_before, zerosLeft > 6
 static_assert(((15 << 6) + 4095 + 2 + 2) / 2 <= 32767, "baseline levels fit int16");
 
 // ---- Bit cursor ---------------------------------------------------------------------------------------
-// The reader's state in registers: a 64-bit cache holding the bits from pos on (MSB first, at least 32 of
-// them valid), refilled by one unaligned 8-byte load while the load stays inside the reader's whole bytes,
-// byte by byte with the end masked near the end. A symbol costs a shift to peek and a shift to consume,
-// not a load (the load's latency was on every symbol's path). Bits at or past the end read as zeros; pos
-// may pass the end (the caller checks), nothing is read there.
+// The reader's state in registers: a 64-bit cache holding the bits from pos on (MSB first, at least 56 of
+// them valid between calls), refilled after every skip without a data-dependent branch: one unaligned
+// 8-byte load at the next byte not yet in the cache, shifted under the valid bits, and the byte pointer
+// moved by the whole bytes that fit (F. Giesen's "variant 4"). The load's address is known a symbol ahead,
+// so its latency stays off the symbols' path. Bits the cache holds below the valid ones are the data's
+// (or zeros), so OR-ing the same bits in again changes nothing. Near the end (the load would pass the
+// reader's whole bytes) bytes come one by one, with the end masked. Bits at or past the end read as
+// zeros; pos may pass the end (the caller checks), nothing is read there.
 class Cursor {
  public:
   explicit Cursor(const BitReader& br)
-      : data_(br.data()), pos_(br.pos()), end_(br.end()),
+      : data_(br.data()), next_byte_(br.pos() >> 3), end_(br.end()),
         fast_last_byte_(static_cast<int64_t>(br.end() >> 3) - 8) {
     refill();
+    skip(static_cast<int>(br.pos() & 7));
   }
 
-  uint64_t pos() const { return pos_; }
-  bool overrun() const { return pos_ > end_; }
+  uint64_t pos() const { return next_byte_ * 8 - static_cast<uint64_t>(valid_); }
+  bool overrun() const { return pos() > end_; }
   // n <= 32.
   void skip(int n) {
-    pos_ += static_cast<uint64_t>(n);
     cache_ <<= n;
     valid_ -= n;
-    if (valid_ < 32) refill();
+    refill();
   }
 
   // The 32 bits from pos, MSB first.
@@ -218,7 +221,7 @@ class Cursor {
 
   // err, unless the bits that may have decided it (span bits from pos) reach past the end: then the
   // data more likely stopped early than held a bad code.
-  int fail(int err, int span) const { return pos_ + static_cast<uint64_t>(span) > end_ ? kResidualTruncated : err; }
+  int fail(int err, int span) const { return pos() + static_cast<uint64_t>(span) > end_ ? kResidualTruncated : err; }
 
  private:
   static uint64_t big_endian(const uint8_t* b) {
@@ -227,38 +230,36 @@ class Cursor {
     return v;
   }
   void refill() {
-    const uint64_t byte = pos_ >> 3;
-    if (static_cast<int64_t>(byte) <= fast_last_byte_) {
+    if (static_cast<int64_t>(next_byte_) <= fast_last_byte_) {
       uint64_t w;
-      std::memcpy(&w, data_ + byte, 8);
+      std::memcpy(&w, data_ + next_byte_, 8);
 #if defined(__GNUC__) || defined(__clang__)
       w = __builtin_bswap64(w);
 #else
       w = big_endian(reinterpret_cast<const uint8_t*>(&w));
 #endif
-      cache_ = w << (pos_ & 7);
-      valid_ = 64 - static_cast<int>(pos_ & 7);
+      cache_ |= w >> valid_;
+      next_byte_ += static_cast<uint64_t>((63 - valid_) >> 3);
+      valid_ |= 56;
       return;
     }
-    cache_ = static_cast<uint64_t>(peek32_near_end()) << 32;  // 32 valid bits: the next skip refills again
-    valid_ = 32;
+    refill_near_end();
   }
-  uint32_t peek32_near_end() const {
-    if (pos_ >= end_) return 0;
-    const uint64_t first = pos_ >> 3;
-    uint64_t acc = 0;
-    for (uint64_t i = 0; i < 5; ++i) acc = (acc << 8) | ((first + i) * 8 < end_ ? data_[first + i] : 0u);
-    uint32_t v = static_cast<uint32_t>(acc >> (8 - (pos_ & 7)));
-    const uint64_t valid = end_ - pos_;
-    if (valid < 32) v &= ~0u << (32 - valid);
-    return v;
+  void refill_near_end() {
+    for (; valid_ <= 56; valid_ += 8, ++next_byte_) {
+      const uint64_t bit = next_byte_ * 8;
+      uint64_t byte = bit < end_ ? data_[next_byte_] : 0u;
+      if (bit < end_ && end_ - bit < 8) byte &= 0xffu << (8 - (end_ - bit));
+      cache_ |= byte << (56 - valid_);
+    }
   }
 
   const uint8_t* data_;
-  uint64_t pos_, end_;
+  uint64_t next_byte_;      // the first byte not yet in the cache
+  uint64_t end_;
   int64_t fast_last_byte_;  // last byte index from which an 8-byte load stays before the end
-  uint64_t cache_ = 0;      // bits from pos_ on, MSB first
-  int valid_ = 0;           // how many of them are the data's (>= 32 between calls)
+  uint64_t cache_ = 0;      // bits from pos on, MSB first
+  int valid_ = 0;           // how many of them are loaded (>= 56 between calls)
 };
 
 // One residual_block_cavlc(). dst[k] receives the level at scan position k of the block (the caller
