@@ -129,18 +129,9 @@ constexpr TotalZerosTables make_total_zeros_tables() {
 constexpr TotalZerosTables kTotalZerosDec = make_total_zeros_tables();
 constexpr int kTotalZerosMaxBits = 9;
 
-// run_before, Table 9-10: [min(zerosLeft, 7) - 1]. 11 bits at most.
-using RunBeforeTable = ClzTable<2, 12>;
-struct RunBeforeTables {
-  RunBeforeTable t[7];
-};
-constexpr RunBeforeTables make_run_before_tables() {
-  RunBeforeTables t{};
-  for (int i = 0; i < 7; ++i)
-    t.t[i] = build_clz_table<2, 12>([i](int s) { return cavlc::tables::kRunBefore[i][s]; }, 15);
-  return t;
-}
-constexpr RunBeforeTables kRunBeforeDec = make_run_before_tables();
+// run_before, Table 9-10, zerosLeft > 6 (11 bits at most); zerosLeft 1..6: kRunPairDec below.
+constexpr ClzTable<2, 12> kRunBeforeDec =
+    build_clz_table<2, 12>([](int s) { return cavlc::tables::kRunBefore[6][s]; }, 15);
 constexpr int kRunBeforeMaxBits = 11;
 
 // run_before at zerosLeft 1..6, two runs a lookup: [zerosLeft - 1][the next 6 bits]. Those tables' codes
@@ -183,7 +174,7 @@ static_assert(kCoeffTokenDec.vlc[0].e[16 << 3].len == 0, "16 zeros are no coeff_
 static_assert(kCoeffTokenDec.flc[3].len == 6 && kCoeffTokenDec.flc[3].sym == 0, "FLC 0000 11: TotalCoeff 0");
 static_assert(kCoeffTokenDec.flc[2].len == 0, "FLC 0000 10 (TotalCoeff 1, TrailingOnes 2) is invalid");
 static_assert(kTotalZerosDec.t[1].e[9 << 2].sym == 14, "tzVlcIndex 2: 0000 00 is total_zeros 14");
-static_assert(kRunBeforeDec.t[6].e[11 << 2].len == 0, "run_before, zerosLeft > 6: 11 zeros are no code");
+static_assert(kRunBeforeDec.e[11 << 2].len == 0, "run_before, zerosLeft > 6: 11 zeros are no code");
 
 // Largest baseline level: level_prefix 15 at suffixLength 6 with a 12-bit suffix, plus 2 for a reduced
 // first level; int16 holds it, so no range check is needed after decoding.
@@ -329,7 +320,7 @@ inline int decode_block_in(Cursor& c, int nC, int max, int16_t* dst) {
   int i = 0;
   for (; i < tc - 1 && zeros_left > 6; ++i) {
     dst[pos] = static_cast<int16_t>(level[i]);
-    const Entry rb = lookup(kRunBeforeDec.t[6], c.peek32());
+    const Entry rb = lookup(kRunBeforeDec, c.peek32());
     if (!rb.len) return c.fail(kResidualInvalidCode, kRunBeforeMaxBits);
     c.skip(rb.len);
     const int run = rb.sym;
