@@ -129,53 +129,82 @@ constexpr TotalZerosTables make_total_zeros_tables() {
 constexpr TotalZerosTables kTotalZerosDec = make_total_zeros_tables();
 constexpr int kTotalZerosMaxBits = 9;
 
-// run_before, Table 9-10: [min(zerosLeft, 7) - 1]. 11 bits at most.
-using RunBeforeTable = ClzTable<2, 12>;
-struct RunBeforeTables {
-  RunBeforeTable t[7];
+// run_before, Table 9-10, zerosLeft > 6 (11 bits at most); zerosLeft 1..6: kRunPairDec below.
+constexpr ClzTable<2, 12> kRunBeforeDec =
+    build_clz_table<2, 12>([](int s) { return cavlc::tables::kRunBefore[6][s]; }, 15);
+constexpr int kRunBeforeMaxBits = 11;
+
+// run_before at zerosLeft 1..6, two runs a lookup: [zerosLeft - 1][the next 6 bits]. Those tables' codes
+// are at most 3 bits and complete (every pattern is a code), so 6 bits always hold two runs and none is
+// invalid or longer than zerosLeft. A first run that leaves no zeros makes the second 0 without bits, as
+// 7.3.5.3.2 reads none then.
+struct RunPair {
+  uint8_t run1, run2;  // the two runs
+  uint8_t len1, len2;  // bits of the first run; of both
 };
-constexpr RunBeforeTables make_run_before_tables() {
-  RunBeforeTables t{};
-  for (int i = 0; i < 7; ++i)
-    t.t[i] = build_clz_table<2, 12>([i](int s) { return cavlc::tables::kRunBefore[i][s]; }, 15);
+struct RunPairTables {
+  RunPair e[6][64];
+};
+constexpr RunPair short_run(int zeros_left, unsigned bits, int avail) {  // bits: avail bits, MSB first
+  const auto& codes = cavlc::tables::kRunBefore[zeros_left - 1];
+  for (int run = 0; run <= zeros_left; ++run) {
+    const Vlc c = codes[run];
+    if (c.len > 3) detail::code_does_not_fit_table();
+    if (c.len <= avail && (bits >> (avail - c.len)) == c.val)
+      return RunPair{static_cast<uint8_t>(run), 0, c.len, 0};
+  }
+  detail::code_does_not_fit_table();  // incomplete table
+  return RunPair{};
+}
+constexpr RunPairTables make_run_pair_tables() {
+  RunPairTables t{};
+  for (int zl = 1; zl <= 6; ++zl)
+    for (unsigned bits = 0; bits < 64; ++bits) {
+      const RunPair first = short_run(zl, bits, 6);
+      const int left = zl - first.run1;
+      const RunPair second = left ? short_run(left, bits & ((1u << (6 - first.len1)) - 1), 6 - first.len1) : RunPair{};
+      t.e[zl - 1][bits] = RunPair{first.run1, second.run1, first.len1, static_cast<uint8_t>(first.len1 + second.len1)};
+    }
   return t;
 }
-constexpr RunBeforeTables kRunBeforeDec = make_run_before_tables();
-constexpr int kRunBeforeMaxBits = 11;
+constexpr RunPairTables kRunPairDec = make_run_pair_tables();
 
 // Spot checks of the builder against the standard's strings (the tests cover every code and pattern).
 static_assert(kCoeffTokenDec.vlc[0].e[16 << 3].len == 0, "16 zeros are no coeff_token of 0 <= nC < 2");
 static_assert(kCoeffTokenDec.flc[3].len == 6 && kCoeffTokenDec.flc[3].sym == 0, "FLC 0000 11: TotalCoeff 0");
 static_assert(kCoeffTokenDec.flc[2].len == 0, "FLC 0000 10 (TotalCoeff 1, TrailingOnes 2) is invalid");
 static_assert(kTotalZerosDec.t[1].e[9 << 2].sym == 14, "tzVlcIndex 2: 0000 00 is total_zeros 14");
-static_assert(kRunBeforeDec.t[6].e[11 << 2].len == 0, "run_before, zerosLeft > 6: 11 zeros are no code");
+static_assert(kRunBeforeDec.e[11 << 2].len == 0, "run_before, zerosLeft > 6: 11 zeros are no code");
 
 // Largest baseline level: level_prefix 15 at suffixLength 6 with a 12-bit suffix, plus 2 for a reduced
 // first level; int16 holds it, so no range check is needed after decoding.
 static_assert(((15 << 6) + 4095 + 2 + 2) / 2 <= 32767, "baseline levels fit int16");
 
 // ---- Bit cursor ---------------------------------------------------------------------------------------
-// The reader's state in registers: a 64-bit cache holding the bits from pos on (MSB first, at least 32 of
-// them valid), refilled by one unaligned 8-byte load while the load stays inside the reader's whole bytes,
-// byte by byte with the end masked near the end. A symbol costs a shift to peek and a shift to consume,
-// not a load (the load's latency was on every symbol's path). Bits at or past the end read as zeros; pos
-// may pass the end (the caller checks), nothing is read there.
+// The reader's state in registers: a 64-bit cache holding the bits from pos on (MSB first, at least 56 of
+// them valid between calls), refilled after every skip without a data-dependent branch: one unaligned
+// 8-byte load at the next byte not yet in the cache, shifted under the valid bits, and the byte pointer
+// moved by the whole bytes that fit (F. Giesen's "variant 4"). The load's address is known a symbol ahead,
+// so its latency stays off the symbols' path. Bits the cache holds below the valid ones are the data's
+// (or zeros), so OR-ing the same bits in again changes nothing. Near the end (the load would pass the
+// reader's whole bytes) bytes come one by one, with the end masked. Bits at or past the end read as
+// zeros; pos may pass the end (the caller checks), nothing is read there.
 class Cursor {
  public:
   explicit Cursor(const BitReader& br)
-      : data_(br.data()), pos_(br.pos()), end_(br.end()),
+      : data_(br.data()), next_byte_(br.pos() >> 3), end_(br.end()),
         fast_last_byte_(static_cast<int64_t>(br.end() >> 3) - 8) {
     refill();
+    skip(static_cast<int>(br.pos() & 7));
   }
 
-  uint64_t pos() const { return pos_; }
-  bool overrun() const { return pos_ > end_; }
+  uint64_t pos() const { return next_byte_ * 8 - static_cast<uint64_t>(valid_); }
+  bool overrun() const { return pos() > end_; }
   // n <= 32.
   void skip(int n) {
-    pos_ += static_cast<uint64_t>(n);
     cache_ <<= n;
     valid_ -= n;
-    if (valid_ < 32) refill();
+    refill();
   }
 
   // The 32 bits from pos, MSB first.
@@ -183,7 +212,7 @@ class Cursor {
 
   // err, unless the bits that may have decided it (span bits from pos) reach past the end: then the
   // data more likely stopped early than held a bad code.
-  int fail(int err, int span) const { return pos_ + static_cast<uint64_t>(span) > end_ ? kResidualTruncated : err; }
+  int fail(int err, int span) const { return pos() + static_cast<uint64_t>(span) > end_ ? kResidualTruncated : err; }
 
  private:
   static uint64_t big_endian(const uint8_t* b) {
@@ -192,38 +221,36 @@ class Cursor {
     return v;
   }
   void refill() {
-    const uint64_t byte = pos_ >> 3;
-    if (static_cast<int64_t>(byte) <= fast_last_byte_) {
+    if (static_cast<int64_t>(next_byte_) <= fast_last_byte_) {
       uint64_t w;
-      std::memcpy(&w, data_ + byte, 8);
+      std::memcpy(&w, data_ + next_byte_, 8);
 #if defined(__GNUC__) || defined(__clang__)
       w = __builtin_bswap64(w);
 #else
       w = big_endian(reinterpret_cast<const uint8_t*>(&w));
 #endif
-      cache_ = w << (pos_ & 7);
-      valid_ = 64 - static_cast<int>(pos_ & 7);
+      cache_ |= w >> valid_;
+      next_byte_ += static_cast<uint64_t>((63 - valid_) >> 3);
+      valid_ |= 56;
       return;
     }
-    cache_ = static_cast<uint64_t>(peek32_near_end()) << 32;  // 32 valid bits: the next skip refills again
-    valid_ = 32;
+    refill_near_end();
   }
-  uint32_t peek32_near_end() const {
-    if (pos_ >= end_) return 0;
-    const uint64_t first = pos_ >> 3;
-    uint64_t acc = 0;
-    for (uint64_t i = 0; i < 5; ++i) acc = (acc << 8) | ((first + i) * 8 < end_ ? data_[first + i] : 0u);
-    uint32_t v = static_cast<uint32_t>(acc >> (8 - (pos_ & 7)));
-    const uint64_t valid = end_ - pos_;
-    if (valid < 32) v &= ~0u << (32 - valid);
-    return v;
+  void refill_near_end() {
+    for (; valid_ <= 56; valid_ += 8, ++next_byte_) {
+      const uint64_t bit = next_byte_ * 8;
+      uint64_t byte = bit < end_ ? data_[next_byte_] : 0u;
+      if (bit < end_ && end_ - bit < 8) byte &= 0xffu << (8 - (end_ - bit));
+      cache_ |= byte << (56 - valid_);
+    }
   }
 
   const uint8_t* data_;
-  uint64_t pos_, end_;
+  uint64_t next_byte_;      // the first byte not yet in the cache
+  uint64_t end_;
   int64_t fast_last_byte_;  // last byte index from which an 8-byte load stays before the end
-  uint64_t cache_ = 0;      // bits from pos_ on, MSB first
-  int valid_ = 0;           // how many of them are the data's (>= 32 between calls)
+  uint64_t cache_ = 0;      // bits from pos on, MSB first
+  int valid_ = 0;           // how many of them are loaded (>= 56 between calls)
 };
 
 // One residual_block_cavlc(). dst[k] receives the level at scan position k of the block (the caller
@@ -248,24 +275,37 @@ inline int decode_block_in(Cursor& c, int nC, int max, int16_t* dst) {
     c.skip(t1);
   }
   // Levels (9.2.2.1), written without data-dependent branches but the error: the suffix read as a shift
-  // that gives 0 for a 0-bit suffix, and suffixLength's step from a table of thresholds (9-3).
-  static constexpr int kNextAbove[7] = {0, 3, 6, 12, 24, 48, 1 << 30};  // [suffixLength]: 3 << (sl - 1)
-  int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
-  int first_bonus = t1 < 3 ? 2 : 0;  // the first level after fewer than 3 trailing ones is reduced by one
-  for (int i = t1; i < tc; ++i) {
+  // that gives 0 for a 0-bit suffix. The first level holds every special case (the escapes at
+  // suffixLength 0, the reduction after fewer than 3 trailing ones) and leaves suffixLength 1 or 2.
+  if (tc > t1) {
     w = c.peek32();
-    const int prefix = leading_zeros(w);
+    int prefix = leading_zeros(w);
     if (prefix > 15) return c.fail(kResidualLevelPrefix, 16);
+    const int suffix_length = (tc > 10 && t1 < 3) ? 1 : 0;
     const bool escape15 = prefix == 15, escape14 = prefix == 14 && suffix_length == 0;
-    const int suffix_size = escape15 ? 12 : escape14 ? 4 : suffix_length;
-    const int suffix = static_cast<int>(((w << (prefix + 1)) >> 1) >> (31 - suffix_size));
-    const int code = (prefix << suffix_length) + suffix + (escape15 && suffix_length == 0 ? 15 : 0) + first_bonus;
-    first_bonus = 0;
-    c.skip(prefix + 1 + suffix_size);
-    const int magnitude = (code + 2) >> 1;
-    level[i] = (code & 1) ? -magnitude : magnitude;
-    suffix_length += suffix_length == 0;
-    suffix_length += magnitude > kNextAbove[suffix_length];
+    const int first_size = escape15 ? 12 : escape14 ? 4 : suffix_length;
+    const int first_suffix = static_cast<int>(((w << (prefix + 1)) >> 1) >> (31 - first_size));
+    const int first_code = (prefix << suffix_length) + first_suffix + (escape15 && suffix_length == 0 ? 15 : 0) +
+                           (t1 < 3 ? 2 : 0);
+    c.skip(prefix + 1 + first_size);
+    const int first_magnitude = (first_code + 2) >> 1;
+    level[t1] = (first_code & 1) ? -first_magnitude : first_magnitude;
+    // From here suffixLength >= 1 and no level is reduced, so levelCode = (prefix << sl) + suffix with
+    // suffix < 1 << sl (or prefix 15), and |level| > 3 << (sl - 1) (Table 9-3's step) iff prefix >= 3:
+    // the step depends on the prefix alone, not on the decoded level.
+    int sl = first_magnitude > 3 ? 2 : 1;
+    for (int i = t1 + 1; i < tc; ++i) {
+      w = c.peek32();
+      prefix = leading_zeros(w);
+      if (prefix > 15) return c.fail(kResidualLevelPrefix, 16);
+      const int suffix_size = prefix == 15 ? 12 : sl;
+      const int suffix = static_cast<int>(((w << (prefix + 1)) >> 1) >> (31 - suffix_size));
+      const int code = (prefix << sl) + suffix;
+      c.skip(prefix + 1 + suffix_size);
+      const int magnitude = (code + 2) >> 1;
+      level[i] = (code & 1) ? -magnitude : magnitude;
+      sl += (prefix >= 3) & (sl < 6);
+    }
   }
 
   int zeros_left = 0;
@@ -277,19 +317,34 @@ inline int decode_block_in(Cursor& c, int nC, int max, int16_t* dst) {
     if (tc + zeros_left > max) return c.fail(kResidualPastBlockEnd, 0);
   }
   int pos = tc + zeros_left - 1;  // scan position of level[0]
-  for (int i = 0; i < tc - 1; ++i) {
+  int i = 0;
+  for (; i < tc - 1 && zeros_left > 6; ++i) {
     dst[pos] = static_cast<int16_t>(level[i]);
-    int run = 0;
-    if (zeros_left > 0) {
-      const Entry rb = lookup(kRunBeforeDec.t[(zeros_left < 7 ? zeros_left : 7) - 1], c.peek32());
-      if (!rb.len) return c.fail(kResidualInvalidCode, kRunBeforeMaxBits);
-      c.skip(rb.len);
-      run = rb.sym;
-      if (run > zeros_left) return c.fail(kResidualPastBlockEnd, 0);
-      zeros_left -= run;
-    }
+    const Entry rb = lookup(kRunBeforeDec, c.peek32());
+    if (!rb.len) return c.fail(kResidualInvalidCode, kRunBeforeMaxBits);
+    c.skip(rb.len);
+    const int run = rb.sym;
+    if (run > zeros_left) return c.fail(kResidualPastBlockEnd, 0);
+    zeros_left -= run;
     pos -= run + 1;
   }
+  for (; i < tc - 2 && zeros_left > 0; i += 2) {
+    const RunPair rp = kRunPairDec.e[zeros_left - 1][c.peek32() >> 26];
+    c.skip(rp.len2);
+    zeros_left -= rp.run1 + rp.run2;
+    dst[pos] = static_cast<int16_t>(level[i]);
+    pos -= rp.run1 + 1;
+    dst[pos] = static_cast<int16_t>(level[i + 1]);
+    pos -= rp.run2 + 1;
+  }
+  if (i < tc - 1 && zeros_left > 0) {  // one run left to read
+    const RunPair rp = kRunPairDec.e[zeros_left - 1][c.peek32() >> 26];
+    c.skip(rp.len1);
+    dst[pos] = static_cast<int16_t>(level[i]);
+    pos -= rp.run1 + 1;
+    ++i;
+  }
+  for (; i < tc - 1; ++i) dst[pos--] = static_cast<int16_t>(level[i]);  // no zeros left
   dst[pos] = static_cast<int16_t>(level[tc - 1]);  // pos == zeros_left: the lowest level's run is implied
   return tc;
 }
