@@ -643,15 +643,19 @@ bool Driver::run(const std::vector<NalUnit>& nals, std::vector<uint8_t>& out, Re
     st.code_seconds = code_seconds_;
   }
   // kCuda coded on the CPU only, the stream done before the GPU was ready: the backend must still work
-  // (else the sequential path reports why). The wait costs nothing: the pending coders' destructors wait.
+  // (else the sequential path reports why). Without abandon_gpu_start the pending coders are taken (their
+  // destructors would wait for them anyway); else only the device check is waited for: the pending
+  // coders' own, the program's (opt_.device_check), or one made here (no slice, no coders).
   if (opt_.backend == gpu::Backend::kCuda && !gpu_.taken) {
+    if (!opt_.abandon_gpu_start && !gpu_.pending.empty()) return take_gpu_coders();
     std::string why;
-    if (gpu_.pending.empty() && opt_.device_check)  // no GPU: the sequential path reports it
-      return opt_.device_check->usable(&why);
-    if (gpu_.pending.empty())  // no slice
-      return cavlc::FrameCoder::create(gpu::Backend::kCuda, 1, 1, opt_.device, &why) != nullptr;
-    if (!opt_.abandon_gpu_start) return take_gpu_coders();
-    if (!gpu_.pending.front()->device_usable(&why)) return take_gpu_coders();  // fails at once, as it should
+    const bool usable = !gpu_.pending.empty() ? gpu_.pending.front()->device_usable(&why)
+                        : opt_.device_check   ? opt_.device_check->usable(&why)
+                                              : gpu::device_usable(opt_.device, &why);
+    if (!usable) {
+      gpu_.failed = true;  // the session's later streams go to the sequential path at once
+      return false;
+    }
   }
   if (opt_.abandon_gpu_start && !gpu_.taken)
     for (std::unique_ptr<cavlc::PendingCudaCoder>& p : gpu_.pending) p->abandon_on_destroy();
