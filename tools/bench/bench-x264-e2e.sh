@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # x264 end to end, stock against --gpu-entropy (issue 4's acceptance: ultrafast QP 10 1080p --threads 16 at
 # least 1.15x the stock frame rate; medium QP 26 not slower than 0.98x). For every configuration the
-# encoders run in turns (stock, cuda, cpu, stock, ...) R times on the same clip; every stream must be
+# encoders run in turns R times on the same clip, the order reversed every other run (stock, cuda, cpu, then
+# cpu, cuda, stock: a host that drifts weighs on each alike); every stream must be
 # byte-identical to stock's; the frame rate is x264's own ("encoded N frames, F fps", timed after the encoder's
-# open), the table gives the median over the runs and the ratio of medians, and the median wall time of each
-# encoder's whole process. Writes DIR/results.md (Markdown) and DIR/runs.csv.
+# open), the table gives the median over the runs, the ratio of medians, the median (and range) of each run's
+# own ratio (the one to read where the host drifts), and the median wall time of each encoder's whole process. Writes DIR/results.md (Markdown) and DIR/runs.csv.
 set -euo pipefail
 
 prog=bench-x264-e2e
@@ -46,8 +47,8 @@ fps_of() { sed -n 's/.*encoded [0-9]* frames, \([0-9.]*\) fps.*/\1/p' "$1" | tai
 
 echo "config,encoder,run,fps,wall_s" >"$out/runs.csv"
 {
-  echo "| clip | preset | QP | threads | stock fps | $(for b in $backends; do printf '%s fps | %s / stock | ' "$b" "$b"; done)wall s stock$(for b in $backends; do printf ' / %s' "$b"; done) |"
-  echo "|---|---|---|---|---|$(for b in $backends; do printf -- '---|---|'; done)---|"
+  echo "| clip | preset | QP | threads | stock fps | $(for b in $backends; do printf '%s fps | %s / stock | per-run %s / stock, median (range) | ' "$b" "$b" "$b"; done)wall s stock$(for b in $backends; do printf ' / %s' "$b"; done) |"
+  echo "|---|---|---|---|---|$(for b in $backends; do printf -- '---|---|---|'; done)---|"
 } >"$out/results.md"
 
 for cfg in $configs; do
@@ -55,7 +56,9 @@ for cfg in $configs; do
   opts=(--profile baseline --preset "$preset" --qp "$qp" --threads "$threads")
   name="${preset}_qp$qp"
   for r in $(seq 1 "$runs"); do
-    for enc in stock $backends; do
+    order="stock $backends"
+    [ $((r % 2)) = 1 ] || order="$(echo $backends | tr ' ' '\n' | tac | tr '\n' ' ')stock"
+    for enc in $order; do
       log="$out/$name.$enc.$r.log" stream="$out/$name.$enc.264"
       if [ "$enc" = stock ]; then cmd=("$stock" "${opts[@]}" -o "$stream" "$y4m")
       else cmd=("$patched" "${opts[@]}" --gpu-entropy "$enc" -o "$stream" "$y4m"); fi
@@ -81,7 +84,10 @@ for cfg in $configs; do
   row="| $clip${auto_was:+ (auto: $auto_was)} | $preset | $qp | $threads | $s | "
   for b in $backends; do
     m=$(awk -F, -v c="$name" -v e="$b" '$1==c && $2==e {print $4}' "$out/runs.csv" | median)
-    row+="$m | $(awk -v a="$m" -v b="$s" 'BEGIN {printf "%.3f", a / b}') | "
+    # the median of the runs' own ratios (each run's stock and backend ran next to each other)
+    pr=$(awk -F, -v c="$name" -v e="$b" '$1==c && $2=="stock" {s[$3]=$4} $1==c && $2==e {m[$3]=$4}
+           END {for (r in m) if (s[r] > 0) printf "%.4f\n", m[r] / s[r]}' "$out/runs.csv")
+    row+="$m | $(awk -v a="$m" -v b="$s" 'BEGIN {printf "%.3f", a / b}') | $(echo "$pr" | median | awk '{printf "%.3f", $1}') ($(echo "$pr" | sort -n | head -1 | awk '{printf "%.3f", $1}')-$(echo "$pr" | sort -n | tail -1 | awk '{printf "%.3f", $1}')) | "
   done
   walls=""  # whole process, start to exit (x264's fps starts after its open)
   for e in stock $backends; do

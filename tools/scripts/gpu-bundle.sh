@@ -3,7 +3,7 @@
 # with run.sh, which runs them all there and writes the logs. See README "GPU machine".
 # Also the host programs the GPU benchmarks drive (x264 builds, gpuec-clip) when a build has them, and
 # the benchmark scripts (tools/bench/: bench-cavlcu.sh, plot-cavlcu.py, bench-ffmpeg-gudcanny.sh,
-# bench-ffmpeg-pipeline.sh, bench-many-encoders.sh, bench-x264-e2e.sh, bench-reentropy-tool.sh) and tools/scripts/gpu-ffmpeg-cuda.sh, all in the bundle's
+# bench-ffmpeg-pipeline.sh, bench-many-encoders.sh, bench-x264-e2e.sh, bench-x264-slots.sh, bench-reentropy-tool.sh) and tools/scripts/gpu-ffmpeg-cuda.sh, all in the bundle's
 # top folder.
 # With --ffmpeg, also our ffmpeg and its test script (tests/ffmpeg) with what its cases need, run by run.sh.
 set -euo pipefail
@@ -89,7 +89,8 @@ cp "$here/gpu-run.sh" "$out/run.sh"
 cp "$here/lib.sh" "$here/reentropy-conformance.sh" "$here/gpu-ffmpeg-cuda.sh" "$out/"
 cp "$here/../bench/bench-cavlcu.sh" "$here/../bench/plot-cavlcu.py" "$here/../bench/bench-ffmpeg-gudcanny.sh" \
    "$here/../bench/bench-ffmpeg-pipeline.sh" "$here/../bench/bench-many-encoders.sh" \
-   "$here/../bench/bench-x264-e2e.sh" "$here/../bench/bench-reentropy-tool.sh" "$out/"
+   "$here/../bench/bench-x264-e2e.sh" "$here/../bench/bench-x264-slots.sh" "$here/../bench/bench-reentropy-tool.sh" \
+   "$out/"
 if [ -n "$ffmpeg" ]; then
   mkdir -p "$out/ffmpeg" "$out/data/sequences"
   cp "$ffmpeg" "$out/ffmpeg/ffmpeg"
