@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "pick_pair.h"
+
 namespace canny {
 
 // Runs fn(ctx, task, worker) for every task in [0, n) on the calling thread (worker 0) and the pool's
@@ -138,6 +140,49 @@ constexpr HorizontalRow kHorizontal[kMaxRadius + 1] = {nullptr,            horiz
 constexpr VerticalRow kVertical[kMaxRadius + 1] = {nullptr,          vertical_row<1>, vertical_row<2>, vertical_row<3>,
                                                    vertical_row<4>,  vertical_row<5>, vertical_row<6>};
 
+// A strip (at most 32 columns) as bit rows, bit x = column x0 + x: for every distinct threshold value t_j of
+// the candidate set (ascending), ge[j * height + y] holds G >= t_j and gt[j * height + y] holds G > t_j, the
+// very float comparisons of the oracle's labels (t_j = (float)k / 100.0f). A candidate (low, high) = (t_a, t_b)
+// then has HIGH = ge[b] and UNSTABLE = gt[a] & ~ge[b], exactly label_hysteresis' labels.
+void strip_bits(const float* g, int g_pitch, int height, int x0, int w, const float* t, int nt, uint32_t* ge,
+                uint32_t* gt) {
+  std::fill(ge, ge + size_t(nt) * height, 0u);
+  std::fill(gt, gt + size_t(nt) * height, 0u);
+  for (int y = 0; y < height; ++y) {
+    const float* row = g + size_t(y) * g_pitch + x0;
+    for (int x = 0; x < w; ++x) {
+      const float v = row[x];
+      if (!(v >= t[0])) continue;  // no bit (0 and NaN included)
+      int r = 1;
+      while (r < nt && v >= t[r]) ++r;
+      const uint32_t bit = 1u << x;
+      for (int j = 0; j < r; ++j) ge[size_t(j) * height + y] |= bit;
+      for (int j = 0; j + 1 < r; ++j) gt[size_t(j) * height + y] |= bit;
+      if (v > t[r - 1]) gt[size_t(r - 1) * height + y] |= bit;
+    }
+  }
+}
+
+// Hysteresis of one strip on bit rows: reached = HIGH, grown into 8-neighbouring UNSTABLE pixels by downward
+// and upward sweeps (each row closed horizontally) until a whole pass changes nothing: the least fixed point,
+// the same set as the oracle's flood fill.
+void reach_bits(const uint32_t* high, const uint32_t* above_low, int height, uint32_t* reached) {
+  for (int y = 0; y < height; ++y) reached[y] = high[y];
+  auto grow = [&](int y, uint32_t from) {
+    const uint32_t unstable = above_low[y] & ~high[y];
+    const uint32_t cur = reached[y];
+    uint32_t next = cur | ((from | from << 1 | from >> 1) & unstable);
+    for (uint32_t wider; (wider = next | ((next << 1 | next >> 1) & unstable)) != next;) next = wider;
+    reached[y] = next;
+    return next != cur;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int y = 0; y < height; ++y) changed |= grow(y, y > 0 ? reached[y - 1] : 0u);
+    for (int y = height - 1; y >= 0; --y) changed |= grow(y, y + 1 < height ? reached[y + 1] : 0u);
+  }
+}
+
 }  // namespace
 
 struct CpuDetector::State {
@@ -160,6 +205,15 @@ struct CpuDetector::State {
   std::vector<uint32_t> sm;
   std::vector<uint8_t> mask;
   std::vector<int32_t> stack;
+  // kStrip on bit rows: the distinct threshold values (hundredths, ascending; their floats; index of a value,
+  // -1 for none), per thread nt * height words of ge, of gt, and height words of reached.
+  std::vector<int> values;
+  std::vector<float> value_floats;
+  int value_index[kMaxThreshold + 1];
+  std::vector<uint32_t> bits;
+  size_t bits_words = 0;
+  Bins bins;
+  int nx = 0, fallback_low = 0, fallback_high = 0;
   std::unique_ptr<CpuPool> pool;
   // The frame being detected.
   const uint8_t* src = nullptr;
@@ -276,18 +330,63 @@ struct CpuDetector::State {
     }
   }
 
-  // kStrip: Medina-Carnicer's pair and the hysteresis of one strip, with the worker's scratch.
+  // kStrip: Medina-Carnicer's pair and the hysteresis of one strip (select_thresholds_ref and hysteresis_ref
+  // on that strip), every candidate's labels and hysteresis on bit rows, with the worker's scratch.
   static void strip(void* ctx, int s, int worker) {
     State& st = *static_cast<State*>(ctx);
-    const int x0 = s * kStripWidth, x1 = std::min(st.width, x0 + kStripWidth);
-    const size_t off = size_t(worker) * st.scratch_pixels;
-    int e = select_thresholds_ref(st.g.data(), st.width, st.width, st.height, x0, x1, st.candidates.data(),
-                                  int(st.candidates.size()), &st.pairs[s], &st.sm[off], &st.mask[off],
-                                  &st.stack[off]);
-    if (e == kOk)
-      e = hysteresis_ref(st.g.data(), st.width, st.width, st.height, x0, x1, st.pairs[s].low, st.pairs[s].high,
-                         st.edges, st.edges_pitch, &st.stack[off]);
-    if (e != kOk) st.status.store(e);
+    const int hgt = st.height, x0 = s * kStripWidth, w = std::min(st.width, x0 + kStripWidth) - x0;
+    const int nt = int(st.values.size());
+    uint32_t* sm = &st.sm[size_t(worker) * st.scratch_pixels];
+    uint32_t* ge = &st.bits[size_t(worker) * st.bits_words];
+    uint32_t* gt = ge + size_t(nt) * hgt;
+    uint32_t* reached = gt + size_t(nt) * hgt;
+    strip_bits(st.g.data(), st.width, hgt, x0, w, st.value_floats.data(), nt, ge, gt);
+    auto hysteresis = [&](int low, int high) {
+      reach_bits(ge + size_t(st.value_index[high]) * hgt, gt + size_t(st.value_index[low]) * hgt, hgt, reached);
+    };
+
+    std::fill(sm, sm + size_t(w) * hgt, 0u);
+    for (const CandidatePair& c : st.candidates) {
+      hysteresis(c.low, c.high);
+      const uint32_t* high = ge + size_t(st.value_index[c.high]) * hgt;
+      for (int y = 0; y < hgt; ++y)
+        for (uint32_t linked = reached[y] & ~high[y]; linked; linked &= linked - 1)
+          ++sm[size_t(y) * w + unsigned(__builtin_ctz(linked))];
+    }
+
+    // The grid's histograms and the pick, as select_thresholds_ref.
+    const int64_t nc = int64_t(st.candidates.size());
+    uint32_t g_count[kMaxThreshold + 1] = {}, p_hist[kMaxThreshold + 1] = {};
+    for (int y = 0; y < hgt; ++y) {
+      const float* grow = &st.g[size_t(y) * st.width + x0];
+      const uint32_t* smrow = sm + size_t(y) * w;
+      for (int x = 0; x < w; ++x) {
+        const int64_t count = smrow[x];
+        if (count == 0) continue;
+        if (const int bin_p = st.bins.of_half[(200 * count) / nc]) ++p_hist[bin_p];
+        const float v = grow[x];
+        if (!(v > 0.0f && v <= 1.0f)) continue;
+        const int bin_g = st.bins.of_half[int(v * 200.0f)];
+        if (bin_g && 100 * count >= int64_t(bin_g) * nc) ++g_count[bin_g];
+      }
+    }
+    int d[kMaxThreshold + 1];
+    const ThresholdPair p = pick_pair(g_count, p_hist, st.nx, d, st.fallback_low, st.fallback_high);
+    st.pairs[s] = p;
+
+    if (st.value_index[p.low] < 0 || st.value_index[p.high] < 0) {  // not a grid value: never, but stay exact
+      if (int e = hysteresis_ref(st.g.data(), st.width, st.width, hgt, x0, x0 + w, p.low, p.high, st.edges,
+                                 st.edges_pitch, &st.stack[size_t(worker) * st.scratch_pixels]);
+          e != kOk)
+        st.status.store(e);
+      return;
+    }
+    hysteresis(p.low, p.high);
+    for (int y = 0; y < hgt; ++y) {
+      uint8_t* out = st.edges + size_t(y) * st.edges_pitch + x0;
+      const uint32_t r = reached[y];
+      for (int x = 0; x < w; ++x) out[x] = (r >> x) & 1u ? 255 : 0;
+    }
   }
 };
 
@@ -338,8 +437,30 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
     const int scratch_copies = mode == ThresholdMode::kStrip ? threads : 1;
     st->scratch_pixels = mode == ThresholdMode::kStrip ? size_t(std::min(width, kStripWidth)) * height : n;
     st->sm.resize(st->scratch_pixels * scratch_copies);
-    st->mask.resize(st->scratch_pixels * scratch_copies);
+    if (mode != ThresholdMode::kStrip) st->mask.resize(st->scratch_pixels);
     st->stack.resize(st->scratch_pixels * scratch_copies);
+    if (mode == ThresholdMode::kStrip) {
+      bool has[kMaxThreshold + 1] = {};
+      st->fallback_low = st->fallback_high = 0;
+      for (const CandidatePair& c : st->candidates) {
+        has[c.low] = has[c.high] = true;
+        st->nx = std::max(st->nx, int(c.high));
+        if (c.high > st->fallback_high || (c.high == st->fallback_high && c.low > st->fallback_low)) {
+          st->fallback_high = c.high;
+          st->fallback_low = c.low;
+        }
+      }
+      for (int v = 0; v <= kMaxThreshold; ++v) {
+        st->value_index[v] = has[v] ? int(st->values.size()) : -1;
+        if (has[v]) {
+          st->values.push_back(v);
+          st->value_floats.push_back(float(v) / 100.0f);
+        }
+      }
+      make_bins(st->candidates.data(), int(st->candidates.size()), &st->bins);
+      st->bits_words = (2 * st->values.size() + 1) * size_t(height);
+      st->bits.resize(st->bits_words * size_t(threads));
+    }
     st->pool = std::make_unique<CpuPool>(threads);
     state_ = std::move(st);
   } catch (const std::bad_alloc&) {
