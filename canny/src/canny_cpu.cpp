@@ -96,44 +96,49 @@ bool valid_size(int width, int height) {
          int64_t(width) * height <= kMaxPixels;
 }
 
-// Gaussian passes for radius R (canny.h NUMBERS): unsigned arithmetic is exact here (products <= 16384 *
-// 65280 and sums < 2^31), so the results equal the oracle's int32 ones; the clamp is only at the borders.
+// Gaussian passes for radius R (canny.h NUMBERS), one tap at a time over a row of uint32 sums (`acc`, width
+// entries) so that each loop is a plain vectorisable one. Unsigned arithmetic is exact here (products <= 16384
+// * 65280, sums < 2^31), so the results equal the oracle's int32 ones; the clamp is only at the borders.
 template <int R>
-void horizontal_row(const uint8_t* row, int w, const uint16_t* taps, uint16_t* out) {
-  uint16_t t[2 * R + 1];
-  for (int i = 0; i <= 2 * R; ++i) t[i] = taps[i];
-  auto clamped = [&](int x) {
-    uint32_t acc = 0;
-    for (int i = -R; i <= R; ++i) acc += uint32_t(t[i + R]) * row[std::min(std::max(x + i, 0), w - 1)];
-    out[x] = uint16_t((acc + 32) >> 6);
-  };
+void horizontal_row(const uint8_t* __restrict row, int w, const uint16_t* taps, uint32_t* __restrict acc,
+                    uint16_t* __restrict out) {
   const int inner0 = std::min(R, w), inner1 = std::max(inner0, w - R);
-  for (int x = 0; x < inner0; ++x) clamped(x);
-  for (int x = inner0; x < inner1; ++x) {
-    uint32_t acc = 0;
-    for (int i = 0; i <= 2 * R; ++i) acc += uint32_t(t[i]) * uint16_t(row[x - R + i]);
-    out[x] = uint16_t((acc + 32) >> 6);
+  for (int x = inner0; x < inner1; ++x) acc[x] = uint32_t(taps[0]) * row[x - R];
+  for (int i = 1; i <= 2 * R; ++i) {
+    const uint32_t tap = taps[i];
+    for (int x = inner0; x < inner1; ++x) acc[x] += tap * row[x - R + i];
   }
+  for (int x = inner0; x < inner1; ++x) out[x] = uint16_t((acc[x] + 32) >> 6);
+  auto clamped = [&](int x) {
+    uint32_t sum = 0;
+    for (int i = -R; i <= R; ++i) sum += uint32_t(taps[i + R]) * row[std::min(std::max(x + i, 0), w - 1)];
+    out[x] = uint16_t((sum + 32) >> 6);
+  };
+  for (int x = 0; x < inner0; ++x) clamped(x);
   for (int x = inner1; x < w; ++x) clamped(x);
 }
 
 template <int R>
-void vertical_row(const uint16_t* h, int w, int height, int y, const uint16_t* taps, uint8_t* out) {
-  const uint16_t* rows[2 * R + 1];
-  uint16_t t[2 * R + 1];
-  for (int i = 0; i <= 2 * R; ++i) {
-    rows[i] = h + size_t(std::min(std::max(y - R + i, 0), height - 1)) * w;
-    t[i] = taps[i];
+void vertical_row(const uint16_t* h, int w, int height, int y, const uint16_t* taps, uint32_t* __restrict acc,
+                  uint8_t* __restrict out) {
+  auto row = [&](int i) -> const uint16_t* {
+    return h + size_t(std::min(std::max(y - R + i, 0), height - 1)) * w;
+  };
+  {
+    const uint16_t* __restrict src = row(0);
+    const uint32_t tap = taps[0];
+    for (int x = 0; x < w; ++x) acc[x] = tap * src[x];
   }
-  for (int x = 0; x < w; ++x) {
-    uint32_t acc = 0;
-    for (int i = 0; i <= 2 * R; ++i) acc += uint32_t(t[i]) * rows[i][x];
-    out[x] = uint8_t((acc + (1u << 21)) >> 22);
+  for (int i = 1; i <= 2 * R; ++i) {
+    const uint16_t* __restrict src = row(i);
+    const uint32_t tap = taps[i];
+    for (int x = 0; x < w; ++x) acc[x] += tap * src[x];
   }
+  for (int x = 0; x < w; ++x) out[x] = uint8_t((acc[x] + (1u << 21)) >> 22);
 }
 
-using HorizontalRow = void (*)(const uint8_t*, int, const uint16_t*, uint16_t*);
-using VerticalRow = void (*)(const uint16_t*, int, int, int, const uint16_t*, uint8_t*);
+using HorizontalRow = void (*)(const uint8_t*, int, const uint16_t*, uint32_t*, uint16_t*);
+using VerticalRow = void (*)(const uint16_t*, int, int, int, const uint16_t*, uint32_t*, uint8_t*);
 constexpr HorizontalRow kHorizontal[kMaxRadius + 1] = {nullptr,            horizontal_row<1>, horizontal_row<2>,
                                                        horizontal_row<3>,  horizontal_row<4>, horizontal_row<5>,
                                                        horizontal_row<6>};
@@ -196,6 +201,7 @@ struct CpuDetector::State {
   std::vector<uint8_t> s;
   std::vector<int16_t> gx, gy;
   std::vector<float> m, g;
+  std::vector<uint32_t> row_sums;  // per thread: one row of the Gaussian passes' sums
   // Bands of rows for steps 1-3 and the per-band maximum of gx^2 + gy^2.
   int band_rows = 1, bands = 1;
   std::vector<int32_t> band_max2;
@@ -228,20 +234,23 @@ struct CpuDetector::State {
     *y1 = std::min(height, *y0 + band_rows);
   }
 
-  static void horizontal_band(void* ctx, int band, int) {
+  static void horizontal_band(void* ctx, int band, int worker) {
     State& st = *static_cast<State*>(ctx);
     int y0, y1;
     st.rows_of(band, &y0, &y1);
     const HorizontalRow row = kHorizontal[st.radius];
-    for (int y = y0; y < y1; ++y) row(st.src + size_t(y) * st.pitch, st.width, st.taps, &st.h[size_t(y) * st.width]);
+    uint32_t* acc = &st.row_sums[size_t(worker) * st.width];
+    for (int y = y0; y < y1; ++y)
+      row(st.src + size_t(y) * st.pitch, st.width, st.taps, acc, &st.h[size_t(y) * st.width]);
   }
 
-  static void vertical_band(void* ctx, int band, int) {
+  static void vertical_band(void* ctx, int band, int worker) {
     State& st = *static_cast<State*>(ctx);
     int y0, y1;
     st.rows_of(band, &y0, &y1);
     const VerticalRow row = kVertical[st.radius];
-    for (int y = y0; y < y1; ++y) row(st.h.data(), st.width, st.height, y, st.taps, &st.s[size_t(y) * st.width]);
+    uint32_t* acc = &st.row_sums[size_t(worker) * st.width];
+    for (int y = y0; y < y1; ++y) row(st.h.data(), st.width, st.height, y, st.taps, acc, &st.s[size_t(y) * st.width]);
   }
 
   // Central differences (borders: one-sided through the clamp), sqrtf of the integer, the band's max.
@@ -430,6 +439,7 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
     st->gy.resize(n);
     st->m.resize(n);
     st->g.resize(n);
+    st->row_sums.resize(size_t(width) * threads);
     // About four bands per thread (the threads take them dynamically), at least 8 rows each.
     st->band_rows = std::max(8, (height + 4 * threads - 1) / (4 * threads));
     st->bands = (height + st->band_rows - 1) / st->band_rows;
