@@ -12,13 +12,20 @@
 //     exact. The maximum of gx^2 + gy^2 is an integer maximum per band, combined after the barrier (exact).
 //     The float steps (sqrtf, NMS interpolation, G = M / Mmax) are the oracle's operations in the oracle's
 //     order, compiled with -ffp-contract=off like canny.cpp.
-//   * kStrip: each 32-column strip is one task (select_thresholds_ref + hysteresis_ref of canny.h on that
-//     strip, with per-thread scratch), taken by the threads dynamically; strips are independent.
+//   * kStrip: each 32-column strip is one task, taken by the threads dynamically (strips are independent):
+//     select_thresholds_ref + hysteresis_ref of canny.h on that strip, computed on bit rows. For every
+//     distinct threshold value t of the candidate set, one 32-bit word per row holds G >= t and one G > t
+//     (the oracle's float comparisons, made once per strip); a candidate (low, high) then has HIGH = [G >= high]
+//     and UNSTABLE = [G > low] & ~[G >= high], and its hysteresis is grown from HIGH through UNSTABLE by
+//     downward and upward sweeps (8-neighbours, each row closed horizontally) until a pass changes nothing:
+//     the least fixed point, the set of the oracle's flood fill. SM, the x grid and pick_pair (the CUDA
+//     twin's too) follow as in select_thresholds_ref, in integers.
 //   * kFrame / kFixed: threshold selection and the whole-frame hysteresis run on the calling thread
 //     (the oracle's select_thresholds_ref / hysteresis_ref): only steps 1-3 are threaded in those modes.
 //
-// MEMORY: CpuDetector::init allocates (about 17 bytes a pixel, plus 9 * 32 * height bytes per thread in
-// kStrip, plus 9 bytes a pixel in kFrame / kFixed). THREADS: one detect() at a time per detector; different
+// MEMORY: CpuDetector::init allocates everything: about 17 bytes a pixel, plus per thread 4 * width bytes and
+// in kStrip 4 * 32 * height (SM) + 4 * 32 * height (stack) + (2 * values + 1) * 4 * height bytes (values: the
+// distinct thresholds of the candidate set, 9 for C_0.03), or in kFrame / kFixed 9 bytes a pixel once. THREADS: one detect() at a time per detector; different
 // detectors are independent. detect() returns when the frame is done (it synchronizes with its workers).
 // ERRORS: kOk or a negative canny::Status, as the oracle's; init reports the oracle's argument errors.
 #pragma once
