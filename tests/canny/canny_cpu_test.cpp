@@ -153,6 +153,37 @@ TEST(CannyCpu, EverySigmaAndCandidateSet) {
   }
 }
 
+// G exactly on threshold values, where "G > low" and "G >= high" differ from "G >= low": sigma 0.1 smooths
+// nothing (taps 0, 16384, 0), columns 0-3 are 0, 0, 100, 100 (so Mmax = 100 exactly) and the rest are 4x4 blocks
+// of 50..100, whose steps give integer magnitudes M and so G = M / 100.0f = the threshold float (float)M / 100.0f.
+TEST(CannyCpu, GradientExactlyOnThresholds) {
+  const int w = 150, h = 90;
+  std::mt19937 rng(base_seed() + 2000);
+  Plane img(w, h, w);
+  std::vector<uint8_t> block(size_t((w + 3) / 4) * ((h + 3) / 4));
+  for (auto& v : block) v = uint8_t(50 + rng() % 51);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      img.px[size_t(y) * w + x] = x < 2 ? 0 : x < 4 ? 100 : block[size_t(y / 4) * ((w + 3) / 4) + size_t(x / 4)];
+  std::vector<float> g(size_t(w) * h);
+  std::vector<uint8_t> work(canny::workspace_bytes_ref(w, h));
+  ASSERT_EQ(canny::gradient_map_ref(img.px.data(), w, h, w, 0.1f, g.data(), w, work.data(), work.size()), canny::kOk);
+  int on_threshold = 0;
+  for (float v : g)
+    for (int k = 1; k <= 25; ++k) on_threshold += v == float(k) / 100.0f;
+  ASSERT_GT(on_threshold, 100) << "the image must put G on threshold values";
+  for (int step : {1, 3}) {
+    const std::vector<CandidatePair> cands = canny_test::standard_set(step);
+    for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame, ThresholdMode::kFixed}) {
+      SCOPED_TRACE(testing::Message() << "step " << step << " " << mode_name(mode));
+      const Options o = make_options(mode, 0.1f, cands);
+      CpuDetector d;
+      ASSERT_EQ(d.init(w, h, o, 3), canny::kOk);
+      expect_same(oracle(img, o), fast(d, img));
+    }
+  }
+}
+
 // The standard photographs (skipped without GPUEC_SHARED_DIR/images/standard), every mode, both sets.
 TEST(CannyCpu, StandardImages) {
   const char* dir = std::getenv("GPUEC_SHARED_DIR");
