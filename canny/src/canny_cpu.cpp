@@ -234,23 +234,20 @@ struct CpuDetector::State {
     *y1 = std::min(height, *y0 + band_rows);
   }
 
-  static void horizontal_band(void* ctx, int band, int worker) {
+  // The Gaussian's horizontal pass (src -> h) or its vertical pass (h -> s) on a band of rows.
+  template <bool kVerticalPass>
+  static void gaussian_band(void* ctx, int band, int worker) {
     State& st = *static_cast<State*>(ctx);
     int y0, y1;
     st.rows_of(band, &y0, &y1);
-    const HorizontalRow row = kHorizontal[st.radius];
     uint32_t* acc = &st.row_sums[size_t(worker) * st.width];
-    for (int y = y0; y < y1; ++y)
-      row(st.src + size_t(y) * st.pitch, st.width, st.taps, acc, &st.h[size_t(y) * st.width]);
-  }
-
-  static void vertical_band(void* ctx, int band, int worker) {
-    State& st = *static_cast<State*>(ctx);
-    int y0, y1;
-    st.rows_of(band, &y0, &y1);
-    const VerticalRow row = kVertical[st.radius];
-    uint32_t* acc = &st.row_sums[size_t(worker) * st.width];
-    for (int y = y0; y < y1; ++y) row(st.h.data(), st.width, st.height, y, st.taps, acc, &st.s[size_t(y) * st.width]);
+    for (int y = y0; y < y1; ++y) {
+      const size_t row = size_t(y) * st.width;
+      if (kVerticalPass)
+        kVertical[st.radius](st.h.data(), st.width, st.height, y, st.taps, acc, &st.s[row]);
+      else
+        kHorizontal[st.radius](st.src + size_t(y) * st.pitch, st.width, st.taps, acc, &st.h[row]);
+    }
   }
 
   // Central differences (borders: one-sided through the clamp), sqrtf of the integer, the band's max.
@@ -407,18 +404,18 @@ int CpuDetector::threads() const { return state_ ? state_->threads : 0; }
 int CpuDetector::init(int width, int height, const Options& options, int threads) {
   state_.reset();
   if (!valid_size(width, height) || threads < 0 || threads > kMaxCpuThreads) return kErrSize;
+  // The options are checked by the oracle itself, on one pixel: the same errors in the same order.
+  {
+    uint8_t pixel = 0, edge = 0;
+    ThresholdPair pair;
+    alignas(16) uint8_t work[256];
+    if (workspace_bytes_ref(1, 1) > sizeof work) return kErrWorkspace;
+    if (int e = detect_edges_ref(&pixel, 1, 1, 1, options, &edge, 1, &pair, work, sizeof work); e != kOk) return e;
+  }
   int32_t taps[kMaxTaps];
   int radius = 0;
   if (int e = gaussian_taps(options.sigma, taps, &radius); e != kOk) return e;
   const ThresholdMode mode = options.mode;
-  if (mode != ThresholdMode::kStrip && mode != ThresholdMode::kFrame && mode != ThresholdMode::kFixed)
-    return kErrMode;
-  if (mode == ThresholdMode::kFixed) {
-    const ThresholdPair f = options.fixed;
-    if (f.low < 1 || f.low > f.high || f.high > kMaxThreshold) return kErrThresholds;
-  } else if (int e = check_candidates(options.candidates, options.n_candidates); e != kOk) {
-    return e;
-  }
   if (threads == 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::min(threads, kMaxCpuThreads);
   try {
@@ -494,8 +491,8 @@ int CpuDetector::detect(const uint8_t* src, int pitch, uint8_t* edges, int edges
   st.status.store(kOk);
 
   CpuPool& pool = *st.pool;
-  pool.run(st.bands, State::horizontal_band, &st);
-  pool.run(st.bands, State::vertical_band, &st);
+  pool.run(st.bands, State::gaussian_band<false>, &st);
+  pool.run(st.bands, State::gaussian_band<true>, &st);
   pool.run(st.bands, State::gradient_band, &st);
   const int32_t max2 = *std::max_element(st.band_max2.begin(), st.band_max2.end());
   st.mmax = std::sqrt(float(max2));
