@@ -215,7 +215,7 @@ struct CpuDetector::State {
   // -1 for none), per thread nt * height words of ge, of gt, and height words of reached.
   std::vector<int> values;
   std::vector<float> value_floats;
-  int value_index[kMaxThreshold + 1];
+  int value_index[kMaxThreshold + 1] = {};
   std::vector<uint32_t> bits;
   size_t bits_words = 0;
   Bins bins;
