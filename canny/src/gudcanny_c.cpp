@@ -1,4 +1,5 @@
-// The C interface of GUD-Canny (canny/gudcanny.h): contexts over detect_edges_ref and the cuda backend
+// The C interface of GUD-Canny (canny/gudcanny.h): contexts over canny::CpuDetector (canny/canny_cpu.h, the same
+// bytes as detect_edges_ref on config.cpu_threads threads) and the cuda backend
 // (cuda_detector.h), and the macroblock edge-density regions.
 #include "canny/gudcanny.h"
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "canny/canny_cpu.h"
 #include "gpu/backend.h"
 #include "cuda_detector.h"
 
@@ -22,7 +24,8 @@ struct gudcanny_ctx {
   canny::Options options;
   std::vector<canny::CandidatePair> candidates;
   std::vector<canny::ThresholdPair> pairs;    // cpu backend output
-  std::vector<uint8_t> work;                  // detect_edges_ref workspace (cpu backend, or after a fallback)
+  int cpu_threads = 0;                        // config.cpu_threads
+  canny::CpuDetector cpu;                     // cpu backend (or after a fallback); threads() 0: not made yet
   std::vector<uint8_t> staging_in;            // width * height each: a bottom-up plane and edge map
   std::vector<uint8_t> staging_out;           // on the cpu backend
   std::vector<std::vector<uint8_t>> planes;   // cpu backend: the plane of each slot's frame in flight
@@ -68,8 +71,15 @@ void copy_plane(uint8_t* dst, ptrdiff_t dst_pitch, const uint8_t* src, ptrdiff_t
 // Allocates the cpu backend's buffers (once; also when the cuda backend falls back).
 int prepare_cpu(gudcanny_ctx* c, std::string* why) {
   const size_t n = size_t(c->width) * c->height;
+  if (c->cpu.threads() == 0) {
+    const int rc = c->cpu.init(c->width, c->height, c->options, c->cpu_threads);
+    if (rc != canny::kOk) {
+      *why = "cannot make the cpu detector (" + std::to_string(c->width) + "x" + std::to_string(c->height) + ", " +
+             std::to_string(c->cpu_threads) + " threads): status " + std::to_string(rc);
+      return rc == canny::kErrWorkspace ? GUDCANNY_ENOMEM : GUDCANNY_EINVAL;
+    }
+  }
   try {
-    if (c->work.empty()) c->work.resize(canny::workspace_bytes_ref(c->width, c->height));
     if (c->staging_in.empty()) c->staging_in.resize(n);
     if (c->staging_out.empty()) c->staging_out.resize(n);
     if (c->planes.empty()) c->planes.assign(size_t(c->depth), std::vector<uint8_t>(n));
@@ -94,10 +104,10 @@ void write_map(uint8_t* out, ptrdiff_t out_pitch, const uint8_t* map, ptrdiff_t 
   }
 }
 
-// detect_edges_ref takes int pitches >= width; other planes go through the staging planes.
+// The cpu detector takes int pitches >= width; other planes go through the staging planes.
 bool direct_pitch(ptrdiff_t pitch) { return pitch > 0 && pitch <= INT_MAX; }
 
-// detect_edges_ref of one plane; the map is written into out as `how` says (out may be null: dropped).
+// The cpu detector on one plane; the map is written into out as `how` says (out may be null: dropped).
 int detect_cpu(gudcanny_ctx* c, const uint8_t* plane, ptrdiff_t pitch, uint8_t* out, ptrdiff_t out_pitch, int how,
                std::string* why) {
   const uint8_t* src = plane;
@@ -110,10 +120,9 @@ int detect_cpu(gudcanny_ctx* c, const uint8_t* plane, ptrdiff_t pitch, uint8_t* 
   const bool direct = out && how == GUDCANNY_OUT_MAP && direct_pitch(out_pitch);
   uint8_t* dst = direct ? out : c->staging_out.data();
   const int dst_pitch = direct ? int(out_pitch) : c->width;
-  const int rc = canny::detect_edges_ref(src, c->width, c->height, src_pitch, c->options, dst, dst_pitch,
-                                         c->pairs.data(), c->work.data(), c->work.size());
+  const int rc = c->cpu.detect(src, src_pitch, dst, dst_pitch, c->pairs.data());
   if (rc != canny::kOk) {
-    *why = "detect_edges_ref failed with status " + std::to_string(rc);
+    *why = "the cpu detector failed with status " + std::to_string(rc);
     return GUDCANNY_EINVAL;
   }
   if (out && dst != out) write_map(out, out_pitch, dst, c->width, c->width, c->height, how);
@@ -241,6 +250,10 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
     *why = "depth must be in [1, " + std::to_string(kMaxDepth) + "]";
     return GUDCANNY_EINVAL;
   }
+  if (cfg->cpu_threads < 0 || cfg->cpu_threads > canny::CpuDetector::kMaxCpuThreads) {
+    *why = "cpu_threads must be in [0, " + std::to_string(canny::CpuDetector::kMaxCpuThreads) + "] (0: every core)";
+    return GUDCANNY_EINVAL;
+  }
   if (cfg->cuda_stream && !cfg->cuda_context) {
     *why = "a CUDA stream without its CUDA context";
     return GUDCANNY_EINVAL;
@@ -258,6 +271,7 @@ int create(const gudcanny_config* cfg, gudcanny_ctx** out, std::string* why) {
   c->width = cfg->width;
   c->height = cfg->height;
   c->depth = cfg->depth;
+  c->cpu_threads = cfg->cpu_threads;
   c->fail_at_wait = gpu::fail_at_frame("GPUEC_GUDCANNY_FAIL_AT_FRAME");
   c->fail_at_launch = gpu::fail_at_frame("GPUEC_GUDCANNY_FAIL_AT_SUBMIT");
   try {
@@ -430,6 +444,7 @@ void gudcanny_config_default(gudcanny_config* config, int width, int height) {
   config->depth = 2;
   config->cuda_context = nullptr;
   config->cuda_stream = nullptr;
+  config->cpu_threads = 0;
 }
 
 int gudcanny_create(const gudcanny_config* config, gudcanny_ctx** ctx, char* err, size_t err_size) {

@@ -54,9 +54,11 @@ Ref reference(const std::vector<uint8_t>& px, int w, int h, float sigma, int ste
   return r;
 }
 
-gudcanny_ctx* make(int w, int h, int backend, float sigma, int step, int thresholds, int* status, std::string* err) {
+gudcanny_ctx* make(int w, int h, int backend, float sigma, int step, int thresholds, int* status, std::string* err,
+                   int cpu_threads = 0) {
   gudcanny_config cfg = gudcanny_test::config(w, h, backend, /*depth=*/2, step, thresholds);
   cfg.sigma = sigma;
+  cfg.cpu_threads = cpu_threads;
   char buf[256];
   std::memset(buf, 'x', sizeof buf);
   gudcanny_ctx* ctx = reinterpret_cast<gudcanny_ctx*>(uintptr_t{1});
@@ -78,6 +80,7 @@ TEST(GudCannyC, Defaults) {
   EXPECT_EQ(cfg.sigma, 1.0f);
   EXPECT_EQ(cfg.step, 3);
   EXPECT_EQ(cfg.thresholds, GUDCANNY_STRIP);
+  EXPECT_EQ(cfg.cpu_threads, 0);
   EXPECT_STREQ(gudcanny_backend_name(GUDCANNY_BACKEND_CPU), "cpu");
   EXPECT_STREQ(gudcanny_backend_name(GUDCANNY_BACKEND_CUDA), "cuda");
   EXPECT_STREQ(gudcanny_backend_name(GUDCANNY_BACKEND_AUTO), "auto");
@@ -93,13 +96,16 @@ TEST(GudCannyC, CpuMatchesDetectEdgesRef) {
     int thresholds;
   } cases[] = {{70, 50, 1.0f, 3, GUDCANNY_STRIP}, {70, 50, 1.0f, 1, GUDCANNY_STRIP}, {70, 50, 0.7f, 3, GUDCANNY_FRAME},
                {32, 17, 2.0f, 3, GUDCANNY_STRIP}, {1, 1, 1.0f, 3, GUDCANNY_STRIP},   {33, 5, 0.1f, 5, GUDCANNY_FRAME}};
-  for (const Case& c : cases) {
-    SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + " step " + std::to_string(c.step));
+  for (const Case& c : cases)
+  for (int cpu_threads : {0, 1, 3}) {  // every core, the calling thread only, three
+    SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + " step " + std::to_string(c.step) + ", cpu_threads " +
+                 std::to_string(cpu_threads));
     const std::vector<uint8_t> px = scene(c.w, c.h);
     const Ref ref = reference(px, c.w, c.h, c.sigma, c.step, c.thresholds == GUDCANNY_FRAME);
     int status;
     std::string err;
-    gudcanny_ctx* ctx = make(c.w, c.h, GUDCANNY_BACKEND_CPU, c.sigma, c.step, c.thresholds, &status, &err);
+    gudcanny_ctx* ctx =
+        make(c.w, c.h, GUDCANNY_BACKEND_CPU, c.sigma, c.step, c.thresholds, &status, &err, cpu_threads);
     ASSERT_EQ(status, GUDCANNY_OK) << err;
     EXPECT_EQ(err, "");
     EXPECT_EQ(gudcanny_backend(ctx), GUDCANNY_BACKEND_CPU);
@@ -160,6 +166,11 @@ TEST(GudCannyC, ArgumentErrors) {
   for (int backend : {0, 4}) {  // 0 is gpu::Backend::kOff: not a gudcanny backend
     EXPECT_EQ(make(10, 10, backend, 1.0f, 3, GUDCANNY_STRIP, &status, &err), nullptr);
     EXPECT_NE(err.find("backend"), std::string::npos) << err;
+  }
+  for (int cpu_threads : {-1, 257}) {
+    EXPECT_EQ(make(10, 10, GUDCANNY_BACKEND_CPU, 1.0f, 3, GUDCANNY_STRIP, &status, &err, cpu_threads), nullptr);
+    EXPECT_EQ(status, GUDCANNY_EINVAL);
+    EXPECT_NE(err.find("cpu_threads"), std::string::npos) << err;
   }
   gudcanny_ctx* ctx = nullptr;
   EXPECT_EQ(gudcanny_create(nullptr, &ctx, nullptr, 0), GUDCANNY_EINVAL);

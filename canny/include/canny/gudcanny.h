@@ -2,8 +2,9 @@
  * plugin/ffmpeg). Library gpuec_gudcanny (static), built with or without CUDA.
  *
  * A context is made for one frame size and one set of options and owns every buffer a frame needs:
- *   cpu:  the workspace of detect_edges_ref (canny/canny.h), staging planes, and one plane per frame
- *         that may be in flight (config.depth);
+ *   cpu:  a canny::CpuDetector (canny/canny_cpu.h: the same bytes as detect_edges_ref of canny/canny.h,
+ *         on config.cpu_threads threads of its own, made at create), staging planes, and one plane per
+ *         frame that may be in flight (config.depth);
  *   cuda: device buffers (source, edges, pairs, the detect_edges_cuda workspace), depth + 1 slots of
  *         pinned host buffers (source, edge map, pairs) with a CUDA event each, and its own non-blocking
  *         stream (or the caller's CUDA context and stream: config.cuda_context). A frame is copied into a
@@ -88,6 +89,10 @@ typedef struct gudcanny_config {
   void *cuda_stream;  /* with cuda_context: the CUstream of that context every call enqueues on, in order
                          with the caller's own work there (NULL: the context's default stream); the
                          library never destroys it. Must be NULL without cuda_context */
+  int cpu_threads;    /* threads of the cpu backend (also after a fall-back from cuda): 0 = every core
+                         (std::thread::hardware_concurrency), 1 = the calling thread only, at most 256;
+                         the calling thread is one of them, the others are made once (at create, or at
+                         the fall-back) and wait between frames. Same output for every count */
 } gudcanny_config;
 
 /* The chosen pair of one strip (of the frame in GUDCANNY_FRAME mode), in hundredths; found is 1 when
@@ -104,7 +109,7 @@ typedef struct gudcanny_rect {
 typedef struct gudcanny_ctx gudcanny_ctx;
 
 /* Fills *config with the defaults: backend auto, device 0, sigma 1.0, step 3, strip thresholds, depth 2,
- * no CUDA context or stream of the caller, and the given size. */
+ * no CUDA context or stream of the caller, cpu_threads 0 (every core), and the given size. */
 void gudcanny_config_default(gudcanny_config *config, int width, int height);
 
 /* Creates a context. Returns GUDCANNY_OK and *ctx, or a negative status with *ctx = NULL and the
