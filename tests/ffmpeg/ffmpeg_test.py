@@ -6,7 +6,8 @@ usage: ffmpeg_test.py --ffmpeg OURS [--gudcanny TOOL] [--system-ffmpeg FFMPEG] [
 
 CASE (each one CTest test, tests/ffmpeg/CMakeLists.txt):
   framemd5     `-vf gudcanny=... -bitexact -f framemd5` on frames of foreman_qcif equals the stored
-               references DIR/*.framemd5 (--update rewrites them); gray and 4:4:4 inputs are made here
+               references DIR/*.framemd5 (--update rewrites them), also with backend=cpu and cpu_threads 1
+               and 3 (the same frames); gray and 4:4:4 inputs are made here
   tool         the filter's edge maps equal the gudcanny tool's (--gudcanny) on the same y4m frames, and
                the stored edges references are the md5 sums of the tool's maps
   roi          mode=roi changes the stream and lowers the QP of the region macroblocks (per-MB QPs from
@@ -189,6 +190,13 @@ def case_framemd5(env):
             with open(os.path.join(env.args.ref_dir, other + ".framemd5"), "rb") as f:
                 check(r2.returncode == 0 and md5_lines(r2.stdout) == md5_lines(f.read()),
                       f"{name}: -vf {graph2} gives the frames of {other}.framemd5 (nv12 in, the same edges)")
+    # The cpu backend's thread count changes nothing (canny::CpuDetector, the CPU twin's bytes on any count).
+    if not env.args.update:
+        with open(os.path.join(env.args.ref_dir, "edges.framemd5"), "rb") as f:
+            want = md5_lines(f.read())
+        for graph in ("gudcanny=backend=cpu:cpu_threads=1", "gudcanny=backend=cpu:cpu_threads=3"):
+            r = framemd5_of(env, graph, "420")
+            check(r.returncode == 0 and md5_lines(r.stdout) == want, f"-vf {graph} gives the frames of edges.framemd5")
 
 
 def case_tool(env):
@@ -415,7 +423,9 @@ def case_bad_options(env):
                        ("qoffset=1.5", "parameter 'qoffset' out of range"),
                        ("backend=foo", 'Unable to parse option value "foo"'),
                        ("strip=maybe", 'Unable to parse option value "maybe" as boolean'),
-                       ("device=-1", "parameter 'device' out of range"), ("nosuchoption=1", "'nosuchoption' not found")):
+                       ("device=-1", "parameter 'device' out of range"),
+                       ("cpu_threads=-1", "parameter 'cpu_threads' out of range"),
+                       ("cpu_threads=257", "parameter 'cpu_threads' out of range"), ("nosuchoption=1", "'nosuchoption' not found")):
         r = env.ff("-i", clip, "-frames:v", "1", "-vf", f"gudcanny={opts}", "-f", "null", "-")
         check(r.returncode != 0 and want.encode() in r.stderr, f"gudcanny={opts}: fails (exit {r.returncode}): {want}")
     for opts in ("backend=cpu:sigma=0.1:step=24:strip=0:mode=roi:density=1:qoffset=1",
@@ -428,7 +438,7 @@ def case_bad_options(env):
             print(tail(r.stderr))
     h = env.ff("-h", "filter=gudcanny")
     text = h.stdout.decode(errors="replace")
-    check(all(o in text for o in ("backend", "device", "sigma", "step", "strip", "mode", "density", "qoffset",
+    check(all(o in text for o in ("backend", "device", "cpu_threads", "sigma", "step", "strip", "mode", "density", "qoffset",
                                    "aq-mode 0", "-qp")),
           "ffmpeg -h filter=gudcanny documents every option and when libx264 ignores ROI")
 
