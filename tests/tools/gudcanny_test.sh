@@ -91,6 +91,9 @@ expect 1 "--step 0.02"                -- "$TOOL" --step 0.02 "$T/step.pgm" "$T/o
 expect 1 "--fixed 0.3,0.2"            -- "$TOOL" --fixed 0.3,0.2 "$T/step.pgm" "$T/o.pgm"
 expect 1 "--fixed 0.1,0.2 (one decimal)" -- "$TOOL" --fixed 0.1,0.2 "$T/step.pgm" "$T/o.pgm"
 expect 1 "--backend opencl"           -- "$TOOL" --backend opencl "$T/step.pgm" "$T/o.pgm"
+expect 1 "--threads 257"              -- "$TOOL" --threads 257 "$T/step.pgm" "$T/o.pgm"
+expect 1 "--threads -1"               -- "$TOOL" --threads -1 "$T/step.pgm" "$T/o.pgm"
+expect 1 "--threads two"              -- "$TOOL" --threads two "$T/step.pgm" "$T/o.pgm"
 if [ "$CUDA" = cuda ]; then
   for mode in "" "--frame-level" "--step 0.01" "--fixed 0.10,0.20" "--sigma 2.0"; do
     # shellcheck disable=SC2086
@@ -151,9 +154,12 @@ for args in "strip 3 1.0" "strip 1 1.0" "frame 3 1.0" "frame 1 1.5" "strip 3 0.5
   [ "$1" = frame ] && opts+=(--frame-level)
   [ "$1" = fixed ] && opts=(--sigma "$3" --fixed 0.10,0.20)
   for img in scene step one; do
-    "$REF" "$1" "$2" "$3" "$T/$img.pgm" "$T/ref.pgm" && "$TOOL" -q "${opts[@]}" "$T/$img.pgm" "$T/tool.pgm" &&
-      cmp -s "$T/ref.pgm" "$T/tool.pgm" && ok "$img, $1 step 0.0$2 sigma $3 equals detect_edges_ref" ||
-      bad "$img, $1 step 0.0$2 sigma $3 differs from detect_edges_ref"
+    for threads in 0 1 3; do  # the cpu backend's thread count changes nothing
+      "$REF" "$1" "$2" "$3" "$T/$img.pgm" "$T/ref.pgm" &&
+        "$TOOL" -q --threads "$threads" "${opts[@]}" "$T/$img.pgm" "$T/tool.pgm" &&
+        cmp -s "$T/ref.pgm" "$T/tool.pgm" && ok "$img, $1 step 0.0$2 sigma $3, --threads $threads equals detect_edges_ref" ||
+        bad "$img, $1 step 0.0$2 sigma $3, --threads $threads differs from detect_edges_ref"
+    done
   done
 done
 "$TOOL" -q "$T/scene_comments.pgm" "$T/c.pgm" && "$TOOL" -q "$T/scene.pgm" "$T/s.pgm" && cmp -s "$T/c.pgm" "$T/s.pgm" &&

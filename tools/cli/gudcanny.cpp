@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "canny/canny_cpu.h"
 #include "cli.h"
 #include "files.h"
 #include "images.h"
@@ -45,8 +46,11 @@ const char kUsage[] =
     "       an output that is the same file as IN is refused.\n"
     "\n"
     "options:\n"
-    "  --backend cpu|cuda   cpu (default): the CPU twin detect_edges_ref. cuda: detect_edges_cuda on device 0\n"
-    "                       (bit-identical; in builds with CUDA only, else exit 2).\n"
+    "  --backend cpu|cuda   cpu (default): canny::CpuDetector, the CPU twin's bytes (detect_edges_ref) on\n"
+    "                       --threads threads. cuda: detect_edges_cuda on device 0 (bit-identical; in builds\n"
+    "                       with CUDA only, else exit 2).\n"
+    "  --threads N          threads of the cpu backend, 0..256 (default 0: every core); the same output for\n"
+    "                       every N.\n"
     "  --sigma S            Gaussian standard deviation, 0.1..2.0 (default 1.0).\n"
     "  --step 0.01|0.03     standard candidate set: C_0.01 (300 pairs) or C_0.03 (36 pairs, default).\n"
     "  --candidates FILE    custom candidate set instead: one \"low high\" pair per line, each a decimal\n"
@@ -146,6 +150,7 @@ std::string decimal(int hundredths) {
 
 struct Args {
   std::string backend = "cpu";
+  int threads = 0;
   float sigma = 1.0f;
   int step = 3;
   std::string candidates_file;
@@ -176,6 +181,14 @@ Args parse_args(int argc, char** argv) {
     } else if (arg == "--backend") {
       a.backend = value();
       if (a.backend != "cpu" && a.backend != "cuda") fail(kExitUsage, "--backend: cpu or cuda, got \"" + a.backend + "\"");
+    } else if (arg == "--threads") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long t = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || t < 0 || t > canny::CpuDetector::kMaxCpuThreads)
+        fail(kExitUsage, "--threads: an integer in 0.." + std::to_string(canny::CpuDetector::kMaxCpuThreads) +
+                             " (0: every core), got \"" + v + "\"");
+      a.threads = int(t);
     } else if (arg == "--sigma") {
       const std::string v = value();
       char* end = nullptr;
@@ -351,10 +364,10 @@ int run(int argc, char** argv) {
     detect_cuda(im, opt, edges.data(), pairs.data());
 #endif
   } else {
-    std::vector<uint8_t> work(canny::workspace_bytes_ref(im.width, im.height));
-    const int rc = canny::detect_edges_ref(im.pixels.data(), im.width, im.height, im.width, opt, edges.data(),
-                                           im.width, pairs.data(), work.data(), work.size());
-    if (rc != canny::kOk) fail(kExitIo, "detect_edges_ref failed with status " + std::to_string(rc));
+    canny::CpuDetector detector;
+    int rc = detector.init(im.width, im.height, opt, a.threads);
+    if (rc == canny::kOk) rc = detector.detect(im.pixels.data(), im.width, edges.data(), im.width, pairs.data());
+    if (rc != canny::kOk) fail(kExitIo, "the cpu detector failed with status " + std::to_string(rc));
   }
   long edge_pixels = 0;
   for (uint8_t e : edges) edge_pixels += (e != 0);
