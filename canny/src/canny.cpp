@@ -281,24 +281,10 @@ int select_thresholds_ref(const float* g, int g_pitch, int width, int height, in
     for (size_t i = 0; i < n; ++i) sm[i] += mask[i] == kLabLinked;
   }
 
-  // P(F(x)) != 0 and the histogram of Prob, on the grid of the candidate set (canny.h NUMBERS).
+  // P(F(x)) != 0 and the histogram of Prob, on the grid of the candidate set (canny.h NUMBERS), then the pick.
   Bins bins;
   make_bins(candidates, n_candidates, &bins);
-  uint32_t g_count[kMaxThreshold + 1] = {};  // |F(x)|
-  uint32_t p_hist[kMaxThreshold + 1] = {};   // #{p : binProb(p) == x}
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < w; ++x) {
-      const int64_t s = sm[size_t(y) * w + x];
-      if (s == 0) continue;  // Prob = 0 is in no bin, and 100 * 0 >= x * nc never holds
-      if (const int bin_p = bins.of_half[(200 * s) / nc]) ++p_hist[bin_p];
-      const float v = g[size_t(y) * g_pitch + x0 + x];
-      if (!(v > 0.0f && v <= 1.0f)) continue;  // 0 (and anything outside G's range) is in no bin
-      const int bin_g = bins.of_half[int(v * 200.0f)];
-      if (bin_g && 100 * s >= int64_t(bin_g) * nc) ++g_count[bin_g];
-    }
-
-  int d[kMaxThreshold + 1];
-  *out = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
+  *out = pair_of_sm(g, g_pitch, x0, w, height, sm, nc, bins, nx, fb_low, fb_high);
   return kOk;
 }
 

@@ -361,23 +361,8 @@ struct CpuDetector::State {
     }
 
     // The grid's histograms and the pick, as select_thresholds_ref.
-    const int64_t nc = int64_t(st.candidates.size());
-    uint32_t g_count[kMaxThreshold + 1] = {}, p_hist[kMaxThreshold + 1] = {};
-    for (int y = 0; y < hgt; ++y) {
-      const float* grow = &st.g[size_t(y) * st.width + x0];
-      const uint32_t* smrow = sm + size_t(y) * w;
-      for (int x = 0; x < w; ++x) {
-        const int64_t count = smrow[x];
-        if (count == 0) continue;
-        if (const int bin_p = st.bins.of_half[(200 * count) / nc]) ++p_hist[bin_p];
-        const float v = grow[x];
-        if (!(v > 0.0f && v <= 1.0f)) continue;
-        const int bin_g = st.bins.of_half[int(v * 200.0f)];
-        if (bin_g && 100 * count >= int64_t(bin_g) * nc) ++g_count[bin_g];
-      }
-    }
-    int d[kMaxThreshold + 1];
-    const ThresholdPair p = pick_pair(g_count, p_hist, st.nx, d, st.fallback_low, st.fallback_high);
+    const ThresholdPair p = pair_of_sm(st.g.data(), st.width, x0, w, hgt, sm, int64_t(st.candidates.size()), st.bins,
+                                       st.nx, st.fallback_low, st.fallback_high);
     st.pairs[s] = p;
 
     if (st.value_index[p.low] < 0 || st.value_index[p.high] < 0) {  // not a grid value: never, but stay exact

@@ -5,8 +5,11 @@
 //   last local maximum of p_hist (strictly above its nearest members of D on both sides), else the fallback
 //   pair with found = 0. d is scratch of kMaxThreshold + 1 ints (shared memory on the device: no
 //   local-memory stack frame).
+//   pair_of_sm (host): the step before it on the CPU, shared by the twin's select_thresholds_ref and the fast
+//   path (canny_cpu.cpp): the grid's histograms |F(x)| and Prob's from SM, then pick_pair.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "canny/canny.h"
@@ -33,6 +36,30 @@ CANNY_HOST_DEVICE inline ThresholdPair pick_pair(const uint32_t* g_count, const 
     }
   }
   return first < 0 ? ThresholdPair{fb_low, fb_high, 0} : ThresholdPair{first, last, 1};
+}
+
+// The pair of the region [x0, x0 + w) x [0, height) of g (row y at g + y * g_pitch) from its SM (row y at
+// sm + y * w: how many of the nc candidates link each pixel): the histograms on the grid of bins (canny.h
+// NUMBERS, "THE x GRID"), then pick_pair with the candidate set's largest high nx and its fallback pair.
+inline ThresholdPair pair_of_sm(const float* g, int g_pitch, int x0, int w, int height, const uint32_t* sm, int64_t nc,
+                                const Bins& bins, int nx, int fb_low, int fb_high) {
+  uint32_t g_count[kMaxThreshold + 1] = {};  // |F(x)|
+  uint32_t p_hist[kMaxThreshold + 1] = {};   // #{p : binProb(p) == x}
+  for (int y = 0; y < height; ++y) {
+    const float* grow = g + static_cast<size_t>(y) * g_pitch + x0;
+    const uint32_t* smrow = sm + static_cast<size_t>(y) * w;
+    for (int x = 0; x < w; ++x) {
+      const int64_t s = smrow[x];
+      if (s == 0) continue;  // Prob = 0 is in no bin, and 100 * 0 >= x * nc never holds
+      if (const int bin_p = bins.of_half[(200 * s) / nc]) ++p_hist[bin_p];
+      const float v = grow[x];
+      if (!(v > 0.0f && v <= 1.0f)) continue;  // 0 (and anything outside G's range) is in no bin
+      const int bin_g = bins.of_half[int(v * 200.0f)];
+      if (bin_g && 100 * s >= int64_t(bin_g) * nc) ++g_count[bin_g];
+    }
+  }
+  int d[kMaxThreshold + 1];
+  return pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
 }
 
 }  // namespace canny
