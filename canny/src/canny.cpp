@@ -268,15 +268,8 @@ int select_thresholds_ref(const float* g, int g_pitch, int width, int height, in
 
   // SM: how many candidate pairs link each pixel (linking map = LINKED labels).
   std::fill(sm, sm + n, 0u);
-  int nx = 0;
-  int fb_low = 0, fb_high = 0;
   for (int c = 0; c < n_candidates; ++c) {
     const CandidatePair cp = candidates[c];
-    nx = std::max(nx, int(cp.high));
-    if (cp.high > fb_high || (cp.high == fb_high && cp.low > fb_low)) {
-      fb_high = cp.high;
-      fb_low = cp.low;
-    }
     label_hysteresis(g, g_pitch, height, x0, x1, cp.low, cp.high, mask, w, stack);
     for (size_t i = 0; i < n; ++i) sm[i] += mask[i] == kLabLinked;
   }
@@ -284,7 +277,7 @@ int select_thresholds_ref(const float* g, int g_pitch, int width, int height, in
   // P(F(x)) != 0 and the histogram of Prob, on the grid of the candidate set (canny.h NUMBERS), then the pick.
   Bins bins;
   make_bins(candidates, n_candidates, &bins);
-  *out = pair_of_sm(g, g_pitch, x0, w, height, sm, nc, bins, nx, fb_low, fb_high);
+  *out = pair_of_sm(g, g_pitch, x0, w, height, sm, nc, bins, pick_limits(candidates, n_candidates));
   return kOk;
 }
 

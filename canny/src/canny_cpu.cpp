@@ -219,7 +219,7 @@ struct CpuDetector::State {
   std::vector<uint32_t> bits;
   size_t bits_words = 0;
   Bins bins;
-  int nx = 0, fallback_low = 0, fallback_high = 0;
+  PickLimits limits;
   std::unique_ptr<CpuPool> pool;
   // The frame being detected.
   const uint8_t* src = nullptr;
@@ -264,7 +264,7 @@ struct CpuDetector::State {
       int16_t* gxr = &st.gx[size_t(y) * w];
       int16_t* gyr = &st.gy[size_t(y) * w];
       float* mr = &st.m[size_t(y) * w];
-      auto at = [&](int x, int left, int right) {
+      auto at = [&](int x, int left, int right) {  // x's neighbours left and right (clamped at the borders)
         const int32_t dx = int32_t(mid[right]) - int32_t(mid[left]);
         const int32_t dy = int32_t(down[x]) - int32_t(up[x]);
         const int32_t m2 = dx * dx + dy * dy;
@@ -274,15 +274,7 @@ struct CpuDetector::State {
         return m2;
       };
       max2 = std::max(max2, at(0, 0, std::min(1, w - 1)));
-      for (int x = 1; x < w - 1; ++x) {
-        const int32_t dx = int32_t(mid[x + 1]) - int32_t(mid[x - 1]);
-        const int32_t dy = int32_t(down[x]) - int32_t(up[x]);
-        const int32_t m2 = dx * dx + dy * dy;
-        max2 = std::max(max2, m2);
-        gxr[x] = int16_t(dx);
-        gyr[x] = int16_t(dy);
-        mr[x] = std::sqrt(float(m2));
-      }
+      for (int x = 1; x < w - 1; ++x) max2 = std::max(max2, at(x, x - 1, x + 1));
       if (w > 1) max2 = std::max(max2, at(w - 1, w - 2, w - 1));
     }
     st.band_max2[size_t(band)] = max2;
@@ -362,7 +354,7 @@ struct CpuDetector::State {
 
     // The grid's histograms and the pick, as select_thresholds_ref.
     const ThresholdPair p = pair_of_sm(st.g.data(), st.width, x0, w, hgt, sm, int64_t(st.candidates.size()), st.bins,
-                                       st.nx, st.fallback_low, st.fallback_high);
+                                       st.limits);
     st.pairs[s] = p;
 
     if (st.value_index[p.low] < 0 || st.value_index[p.high] < 0) {  // not a grid value: never, but stay exact
@@ -433,15 +425,8 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
     st->stack.resize(st->scratch_pixels * scratch_copies);
     if (mode == ThresholdMode::kStrip) {
       bool has[kMaxThreshold + 1] = {};
-      st->fallback_low = st->fallback_high = 0;
-      for (const CandidatePair& c : st->candidates) {
-        has[c.low] = has[c.high] = true;
-        st->nx = std::max(st->nx, int(c.high));
-        if (c.high > st->fallback_high || (c.high == st->fallback_high && c.low > st->fallback_low)) {
-          st->fallback_high = c.high;
-          st->fallback_low = c.low;
-        }
-      }
+      for (const CandidatePair& c : st->candidates) has[c.low] = has[c.high] = true;
+      st->limits = pick_limits(st->candidates.data(), int(st->candidates.size()));
       for (int v = 0; v <= kMaxThreshold; ++v) {
         st->value_index[v] = has[v] ? int(st->values.size()) : -1;
         if (has[v]) {

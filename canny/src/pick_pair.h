@@ -5,8 +5,10 @@
 //   last local maximum of p_hist (strictly above its nearest members of D on both sides), else the fallback
 //   pair with found = 0. d is scratch of kMaxThreshold + 1 ints (shared memory on the device: no
 //   local-memory stack frame).
-//   pair_of_sm (host): the step before it on the CPU, shared by the twin's select_thresholds_ref and the fast
-//   path (canny_cpu.cpp): the grid's histograms |F(x)| and Prob's from SM, then pick_pair.
+//   pick_limits (host): what pick_pair takes from the candidate set (nx and the fallback pair), for both twins
+//   and the fast path (canny_cpu.cpp).
+//   pair_of_sm (host): the step before pick_pair on the CPU, shared by the twin's select_thresholds_ref and the
+//   fast path: the grid's histograms |F(x)| and Prob's from SM, then pick_pair.
 #pragma once
 
 #include <cstddef>
@@ -38,11 +40,29 @@ CANNY_HOST_DEVICE inline ThresholdPair pick_pair(const uint32_t* g_count, const 
   return first < 0 ? ThresholdPair{fb_low, fb_high, 0} : ThresholdPair{first, last, 1};
 }
 
+// nx: the largest high of the candidate set (the instability zone ends there); the fallback pair: the candidate
+// with the largest high, of those the one with the largest low.
+struct PickLimits {
+  int nx = 0, fb_low = 0, fb_high = 0;
+};
+inline PickLimits pick_limits(const CandidatePair* candidates, int n) {
+  PickLimits l;
+  for (int c = 0; c < n; ++c) {
+    const CandidatePair cp = candidates[c];
+    if (cp.high > l.nx) l.nx = cp.high;
+    if (cp.high > l.fb_high || (cp.high == l.fb_high && cp.low > l.fb_low)) {
+      l.fb_high = cp.high;
+      l.fb_low = cp.low;
+    }
+  }
+  return l;
+}
+
 // The pair of the region [x0, x0 + w) x [0, height) of g (row y at g + y * g_pitch) from its SM (row y at
 // sm + y * w: how many of the nc candidates link each pixel): the histograms on the grid of bins (canny.h
-// NUMBERS, "THE x GRID"), then pick_pair with the candidate set's largest high nx and its fallback pair.
+// NUMBERS, "THE x GRID"), then pick_pair with the candidate set's limits.
 inline ThresholdPair pair_of_sm(const float* g, int g_pitch, int x0, int w, int height, const uint32_t* sm, int64_t nc,
-                                const Bins& bins, int nx, int fb_low, int fb_high) {
+                                const Bins& bins, const PickLimits& limits) {
   uint32_t g_count[kMaxThreshold + 1] = {};  // |F(x)|
   uint32_t p_hist[kMaxThreshold + 1] = {};   // #{p : binProb(p) == x}
   for (int y = 0; y < height; ++y) {
@@ -59,7 +79,7 @@ inline ThresholdPair pair_of_sm(const float* g, int g_pitch, int x0, int w, int 
     }
   }
   int d[kMaxThreshold + 1];
-  return pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
+  return pick_pair(g_count, p_hist, limits.nx, d, limits.fb_low, limits.fb_high);
 }
 
 }  // namespace canny

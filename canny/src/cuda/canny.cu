@@ -911,16 +911,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     GPUEC_CUDA_CHECK_LAUNCH();
   } else {
     const int nc = options.n_candidates;
-    int nx = 0, fb_low = 0, fb_high = 0;
+    const PickLimits limits = pick_limits(options.candidates, nc);
+    const int nx = limits.nx, fb_low = limits.fb_low, fb_high = limits.fb_high;
     bool has_low[kMaxThreshold + 1] = {}, on_grid[kMaxThreshold + 1] = {};  // on_grid: the x grid's values
     for (int c = 0; c < nc; ++c) {
       const CandidatePair cp = options.candidates[c];
-      nx = std::max(nx, int(cp.high));
       has_low[cp.low] = on_grid[cp.low] = on_grid[cp.high] = true;
-      if (cp.high > fb_high || (cp.high == fb_high && cp.low > fb_low)) {
-        fb_high = cp.high;
-        fb_low = cp.low;
-      }
     }
     Bins bins;
     make_bins(options.candidates, nc, &bins);
