@@ -39,10 +39,6 @@ const char kUsage[] =
     "  Output: per frame and detector the median ms, the ratio oracle / detector and the cores its calls used\n"
     "  (process CPU time / wall time); exit 1 when an output differs from the oracle's, 2 on a usage error.\n";
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 double cpu_ms() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -137,13 +133,13 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeats; ++r) {
       auto t0 = std::chrono::steady_clock::now();
       if (run_oracle() != canny::kOk) return std::fputs("canny-bench-cpu: detect_edges_ref failed\n", stderr), kExitUsage;
-      oracle_ms.push_back(ms_since(t0));
+      oracle_ms.push_back(gpuec_bench::ms_since(t0));
       for (size_t d = 0; d < dets.size(); ++d) {
         std::fill(got.begin(), got.end(), uint8_t(0x5a));
         const double c0 = cpu_ms();
         t0 = std::chrono::steady_clock::now();
         const int e = dets[d]->detect(im.px.data(), w, got.data(), w, got_pairs.data());
-        fast_ms[d].push_back(ms_since(t0));
+        fast_ms[d].push_back(gpuec_bench::ms_since(t0));
         fast_cpu[d] += cpu_ms() - c0;
         fast_wall[d] += fast_ms[d].back();
         if (e != canny::kOk || !same(want, got, want_pairs, got_pairs)) {

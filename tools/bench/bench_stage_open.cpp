@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "gpu/device.h"
 #include "gpuec/stage.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 constexpr char kUsage[] = R"(usage: gpuec-bench-stage-open [--stages N] [--mb-width W] [--mb-height H]
 Times a process's opening of N cuda entropy stages (default 16, 120 x 68 macroblocks: 1080p).
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   auto t0 = Clock::now();
   std::string why;
   const int devices = gpu::device_count(&why);
-  const double count_ms = ms_since(t0);
+  const double count_ms = gpuec_bench::ms_since(t0);
   if (devices < 1) {
     std::fprintf(stderr, "gpuec-bench-stage-open: %s\n", why.c_str());
     return 2;
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     char note[256];
     t0 = Clock::now();
     gpuec_stage* s = gpuec_stage_create(w, h, GPUEC_BACKEND_CUDA, 0, note, sizeof note);
-    ms.push_back(ms_since(t0));
+    ms.push_back(gpuec_bench::ms_since(t0));
     if (!s || gpuec_stage_backend(s) != GPUEC_BACKEND_CUDA) {
       std::fprintf(stderr, "gpuec-bench-stage-open: stage %d is not cuda: %s\n", i, note);
       return 2;
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   }
   t0 = Clock::now();
   for (gpuec_stage* s : st) gpuec_stage_destroy(s);
-  const double destroy_ms = ms_since(t0);
+  const double destroy_ms = gpuec_bench::ms_since(t0);
   double more = 0;
   for (size_t i = 1; i < ms.size(); ++i) more += ms[i];
   std::printf("device_count_ms=%.1f first_stage_ms=%.1f more_stages_ms=%.1f stages=%d destroy_ms=%.1f\n", count_ms, ms[0],

@@ -1,10 +1,11 @@
-// tools/bench/bench_util.h: what the benchmark programs share: medians of the timings, option values, the
+// tools/bench/bench_util.h: what the benchmark programs share: wall-clock milliseconds, medians of the timings, option values, the
 // random-frame benchmarks' sizes and densities and, in CUDA programs, the checks that end the program on a CUDA
 // error (with the program's own exit code), the device's description and the event-timed loop (warm-up calls,
 // then repeated calls each between two events on the stream).
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,11 @@
 #include <vector>
 
 namespace gpuec_bench {
+
+// Milliseconds of the steady clock since t0.
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // The median (mean of the two middle values for an even count); 0 for no values.
 inline double median(std::vector<double> v) {
