@@ -38,9 +38,7 @@ bool valid_size(int width, int height) {
 
 struct Workspace {
   uint32_t* max2;          // 1 word: max of gx^2 + gy^2
-  int16_t* gx;             // W x H
-  int16_t* gy;             // W x H
-  float* m;                // W x H, magnitude
+  float* mk;               // W x H: the magnitude where NMS keeps the pixel, else 0
   float* g;                // W x H, G (pitch W)
   uint16_t* q;             // W x H threshold codes
   uint32_t* sm;            // W x H, SM counts
@@ -66,9 +64,7 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
     return p;
   };
   uint8_t* max2 = take(4);
-  uint8_t* gx = take(n * 2);
-  uint8_t* gy = take(n * 2);
-  uint8_t* m = take(n * 4);
+  uint8_t* mk = take(n * 4);
   uint8_t* g = take(n * 4);
   uint8_t* q = take(n * 2);
   uint8_t* sm = take(n * 4);
@@ -77,9 +73,7 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   uint8_t* hist = take(size_t(strip_count(width)) * (2 * (kMaxThreshold + 2) + 1) * 4);
   if (ws) {
     ws->max2 = reinterpret_cast<uint32_t*>(max2);
-    ws->gx = reinterpret_cast<int16_t*>(gx);
-    ws->gy = reinterpret_cast<int16_t*>(gy);
-    ws->m = reinterpret_cast<float*>(m);
+    ws->mk = reinterpret_cast<float*>(mk);
     ws->g = reinterpret_cast<float*>(g);
     ws->q = reinterpret_cast<uint16_t*>(q);
     ws->sm = reinterpret_cast<uint32_t*>(sm);
@@ -95,82 +89,120 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
 
 __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// Steps 1-2 fused, one 32 x 8 output tile per block: the source tile with its halo (clamped coordinates),
-// the horizontal pass on the rows the vertical pass needs, the vertical pass on the tile plus a one-pixel
-// ring, then central differences, M = sqrtf(gx^2 + gy^2) and the maximum of gx^2 + gy^2 (an integer
-// atomicMax: exact whatever the order). Every value equals the two-pass definition of canny.h: the halo
-// holds the smoothed plane at clamped coordinates, which is what the clamped differences read.
-constexpr int kHaloRows = kTileY + 2 + 2 * kMaxRadius, kHaloCols = kTileX + 2 + 2 * kMaxRadius;
+// Steps 1-3 up to the division by the maximum, fused: one block of 32 x 8 threads per 32 x 32 output tile.
+// The source tile with its halo (clamped coordinates), the horizontal pass on the rows the vertical pass
+// needs, the vertical pass on the tile plus a two-pixel ring, the central differences and M on the tile plus
+// a one-pixel ring (0 outside the image, as the twin's NMS reads it), then NMS on the tile: mk = M where the
+// pixel is kept, else 0, and the maximum of gx^2 + gy^2 (an integer atomicMax: exact whatever the order).
+// NMS does not need the maximum (it compares magnitudes), so only the division and the codes are left to
+// codes_kernel. Every value equals the definition of canny.h: the halo holds the smoothed plane at clamped
+// coordinates, which is what the clamped differences read.
+constexpr int kFrontRows = 32;  // output rows per block: kFrontRows / kTileY per thread
+constexpr int kFrontSrcRows = kFrontRows + 4 + 2 * kMaxRadius, kFrontSrcCols = kTileX + 4 + 2 * kMaxRadius;
 
 __global__ void __launch_bounds__(kTileX * kTileY)
-front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps, int16_t* __restrict__ gx,
-             int16_t* __restrict__ gy, float* __restrict__ m, uint32_t* max2) {
+front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps, float* __restrict__ mk,
+             uint32_t* max2) {
   __shared__ int32_t tw[kMaxTaps];
-  __shared__ uint8_t src_s[kHaloRows][kHaloCols];
-  __shared__ uint16_t h_s[kHaloRows][kTileX + 2];
-  __shared__ uint8_t s_s[kTileY + 2][kTileX + 2];
-  const int tid = threadIdx.y * kTileX + threadIdx.x, nt = kTileX * kTileY;
+  __shared__ uint8_t src_s[kFrontSrcRows][kFrontSrcCols];
+  __shared__ uint16_t h_s[kFrontSrcRows][kTileX + 4];
+  __shared__ uint8_t s_s[kFrontRows + 4][kTileX + 4];
+  __shared__ float m_s[kFrontRows + 2][kTileX + 2];
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileX + tx;
+  constexpr int kThreads = kTileX * kTileY;
+  constexpr int kHCols = kTileX + 4, kMCols = kTileX + 2;  // h and s columns; M columns
   const int r = taps.r;
-  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kTileY;
-  const int sx0 = x0 - 1 - r, sy0 = y0 - 1 - r;  // coordinates of src_s[0][0] (and the rows of h_s)
-  const int rows = kTileY + 2 + 2 * r, cols = kTileX + 2 + 2 * r;
+  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kFrontRows;
+  const int sx0 = x0 - 2 - r, sy0 = y0 - 2 - r;  // coordinates of src_s[0][0] (and the rows of h_s)
+  const int rows = kFrontRows + 4 + 2 * r;
   if (tid < kMaxTaps) tw[tid] = taps.w[tid];
-  for (int k = tid; k < rows * cols; k += nt) {
-    const int ry = k / cols, cx = k % cols;
+  // Every loop below runs over a flattened index with a constant row length (the division is a multiply), so
+  // that all lanes work. The source rows are loaded kFrontSrcCols wide whatever the radius.
+  for (int k = tid; k < rows * kFrontSrcCols; k += kThreads) {
+    const int ry = k / kFrontSrcCols, cx = k % kFrontSrcCols;
     src_s[ry][cx] = src[size_t(clampi(sy0 + ry, 0, H - 1)) * pitch + clampi(sx0 + cx, 0, W - 1)];
   }
   __syncthreads();
-  // h at (row clamp(sy0 + ry), column clamp(x0 - 1 + cx)).
-  for (int k = tid; k < rows * (kTileX + 2); k += nt) {
-    const int ry = k / (kTileX + 2), cx = k % (kTileX + 2);
-    const int xc = clampi(x0 - 1 + cx, 0, W - 1);
+  // h at (row clamp(sy0 + ry), column clamp(x0 - 2 + cx)).
+  for (int k = tid; k < rows * kHCols; k += kThreads) {
+    const int ry = k / kHCols, cx = k % kHCols;
+    const int xc = clampi(x0 - 2 + cx, 0, W - 1);
     int32_t acc = 0;
     for (int i = -r; i <= r; ++i) acc += tw[i + r] * int32_t(src_s[ry][clampi(xc + i, 0, W - 1) - sx0]);
     h_s[ry][cx] = uint16_t((acc + 32) >> 6);
   }
   __syncthreads();
-  // s at (clamp(y0 - 1 + sy), clamp(x0 - 1 + cx)).
-  for (int k = tid; k < (kTileY + 2) * (kTileX + 2); k += nt) {
-    const int sy = k / (kTileX + 2), cx = k % (kTileX + 2);
-    const int yc = clampi(y0 - 1 + sy, 0, H - 1);
+  // s at (clamp(y0 - 2 + sy), clamp(x0 - 2 + cx)).
+  for (int k = tid; k < (kFrontRows + 4) * kHCols; k += kThreads) {
+    const int sy = k / kHCols, cx = k % kHCols;
+    const int yc = clampi(y0 - 2 + sy, 0, H - 1);
     int32_t acc = 0;
     for (int i = -r; i <= r; ++i) acc += tw[i + r] * int32_t(h_s[clampi(yc + i, 0, H - 1) - sy0][cx]);
     s_s[sy][cx] = uint8_t((acc + (1 << 21)) >> 22);
   }
   __syncthreads();
-  const int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
-  uint32_t m2 = 0;
-  if (x < W && y < H) {
-    const int cy = y - (y0 - 1);
-    const int32_t dx = int32_t(s_s[cy][clampi(x + 1, 0, W - 1) - (x0 - 1)]) -
-                       int32_t(s_s[cy][clampi(x - 1, 0, W - 1) - (x0 - 1)]);
-    const int cxx = x - (x0 - 1);
-    const int32_t dy = int32_t(s_s[clampi(y + 1, 0, H - 1) - (y0 - 1)][cxx]) -
-                       int32_t(s_s[clampi(y - 1, 0, H - 1) - (y0 - 1)][cxx]);
-    m2 = uint32_t(dx * dx + dy * dy);
-    const size_t i = size_t(y) * W + x;
-    gx[i] = int16_t(dx);
-    gy[i] = int16_t(dy);
-    m[i] = __fsqrt_rn(float(m2));  // exact integer argument <= 130050; correctly rounded
+  // Central differences at clamped coordinates; s_s[sy][cx] is s at (clamp(x0 - 2 + cx), clamp(y0 - 2 + sy)).
+  auto grad = [&](int x, int y, int32_t* dx, int32_t* dy) {
+    const int cy = y - (y0 - 2), cx = x - (x0 - 2);
+    *dx = int32_t(s_s[cy][clampi(x + 1, 0, W - 1) - (x0 - 2)]) - int32_t(s_s[cy][clampi(x - 1, 0, W - 1) - (x0 - 2)]);
+    *dy = int32_t(s_s[clampi(y + 1, 0, H - 1) - (y0 - 2)][cx]) - int32_t(s_s[clampi(y - 1, 0, H - 1) - (y0 - 2)][cx]);
+  };
+  uint32_t m2max = 0;
+  for (int k = tid; k < (kFrontRows + 2) * kMCols; k += kThreads) {
+    const int my = k / kMCols, mx = k % kMCols;
+    const int x = x0 - 1 + mx, y = y0 - 1 + my;
+    float v = 0.0f;
+    if (x >= 0 && y >= 0 && x < W && y < H) {
+      int32_t dx, dy;
+      grad(x, y, &dx, &dy);
+      const uint32_t m2 = uint32_t(dx * dx + dy * dy);
+      v = __fsqrt_rn(float(m2));  // exact integer argument <= 130050; correctly rounded
+      if (mx >= 1 && my >= 1 && mx <= kTileX && my <= kFrontRows) m2max = max(m2max, m2);
+    }
+    m_s[my][mx] = v;
   }
-  for (int o = 16; o > 0; o >>= 1) m2 = max(m2, __shfl_xor_sync(0xffffffffu, m2, o));
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kFrontRows / kTileY; ++k) {
+    const int ly = ty + k * kTileY, x = x0 + tx, y = y0 + ly;
+    if (x >= W || y >= H) continue;
+    const float mc = m_s[ly + 1][tx + 1];
+    float v = 0.0f;
+    if (mc != 0.0f) {
+      int32_t dx, dy;
+      grad(x, y, &dx, &dy);
+      const int ax = abs(dx), ay = abs(dy);
+      const int sx = (dx > 0) - (dx < 0), sy = (dy > 0) - (dy < 0);
+      int mjx, mjy, mnx, mny;
+      float tt;
+      if (ax >= ay) {
+        mjx = sx; mjy = 0; mnx = 0; mny = sy;
+        tt = __fdiv_rn(float(ay), float(ax));
+      } else {
+        mjx = 0; mjy = sy; mnx = sx; mny = 0;
+        tt = __fdiv_rn(float(ax), float(ay));
+      }
+      const int cx = tx + 1, cy = ly + 1;  // this pixel in m_s; its neighbours are inside the ring
+      const float a = m_s[cy + mjy][cx + mjx];
+      const float b = m_s[cy + mjy + mny][cx + mjx + mnx];
+      const float c = m_s[cy - mjy][cx - mjx];
+      const float d = m_s[cy - mjy - mny][cx - mjx - mnx];
+      const float fwd = __fadd_rn(a, __fmul_rn(tt, __fsub_rn(b, a)));
+      const float bwd = __fadd_rn(c, __fmul_rn(tt, __fsub_rn(d, c)));
+      if (mc > fwd && mc >= bwd) v = mc;
+    }
+    mk[size_t(y) * W + x] = v;
+  }
+  for (int o = 16; o > 0; o >>= 1) m2max = max(m2max, __shfl_xor_sync(0xffffffffu, m2max, o));
   // Most warps hold no new maximum: a plain read first keeps the atomics on the one word few.
-  if ((threadIdx.x & 31) == 0 && m2 > __ldcg(max2)) atomicMax(max2, m2);
+  if (tx == 0 && m2max > __ldcg(max2)) atomicMax(max2, m2max);
 }
 
-__device__ __forceinline__ float mag_at(const float* m, int W, int H, int x, int y) {
-  if (x < 0 || y < 0 || x >= W || y >= H) return 0.0f;
-  return m[size_t(y) * W + x];
-}
-
-// NMS with interpolation and G = M / Mmax, one rounding per operation (canny.h NUMBERS). With q, also the
-// threshold codes: A = #{k in 1..100 : G >= k/100}, B = #{k : G > k/100} (k/100 the float (float)k / 100.0f,
-// strictly increasing in k). Then G >= high/100 <=> A >= high, G > low/100 <=> B >= low, G < high/100 <=>
-// A < high: every comparison of the CPU twin becomes an integer one. Code = A | B << 8, row-major.
-__global__ void nms_kernel(const int16_t* __restrict__ gx, const int16_t* __restrict__ gy,
-                           const float* __restrict__ m, const uint32_t* __restrict__ max2, int W, int H,
-                           float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
-                           uint32_t* __restrict__ sm_zero) {
+// G = mk / Mmax (canny.h NUMBERS, one rounding). With q, also the threshold codes (threshold_codes in
+// canny_cuda.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one.
+__global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __restrict__ max2, int W, int H,
+                             float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
+                             uint32_t* __restrict__ sm_zero) {
   __shared__ float t[kMaxThreshold + 1];
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   if (tid <= kMaxThreshold) t[tid] = __fdiv_rn(float(tid), 100.0f);
@@ -178,50 +210,12 @@ __global__ void nms_kernel(const int16_t* __restrict__ gx, const int16_t* __rest
   const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= W || y >= H) return;
   const size_t i = size_t(y) * W + x;
-  const float mc = m[i];
-  float v = 0.0f;
-  if (mc != 0.0f) {
-    const float mmax = __fsqrt_rn(float(*max2));
-    const int dx = gx[i], dy = gy[i];
-    const int ax = abs(dx), ay = abs(dy);
-    const int sx = (dx > 0) - (dx < 0), sy = (dy > 0) - (dy < 0);
-    int mjx, mjy, mnx, mny;
-    float tt;
-    if (ax >= ay) {
-      mjx = sx; mjy = 0; mnx = 0; mny = sy;
-      tt = __fdiv_rn(float(ay), float(ax));
-    } else {
-      mjx = 0; mjy = sy; mnx = sx; mny = 0;
-      tt = __fdiv_rn(float(ax), float(ay));
-    }
-    const float a = mag_at(m, W, H, x + mjx, y + mjy);
-    const float b = mag_at(m, W, H, x + mjx + mnx, y + mjy + mny);
-    const float c = mag_at(m, W, H, x - mjx, y - mjy);
-    const float d = mag_at(m, W, H, x - mjx - mnx, y - mjy - mny);
-    const float fwd = __fadd_rn(a, __fmul_rn(tt, __fsub_rn(b, a)));
-    const float bwd = __fadd_rn(c, __fmul_rn(tt, __fsub_rn(d, c)));
-    v = (mc > fwd && mc >= bwd) ? __fdiv_rn(mc, mmax) : 0.0f;
-  }
+  const float mc = mk[i];
+  const float v = mc != 0.0f ? __fdiv_rn(mc, __fsqrt_rn(float(*max2))) : 0.0f;
   g[size_t(y) * g_pitch + x] = v;
   if (sm_zero) sm_zero[i] = 0;
   if (!q) return;
-  int ca = 0, cb = 0;
-  if (v > 0.0f) {
-    // Binary searches over the increasing t[1..100]: ca = the largest k with v >= t[k], cb with v > t[k].
-    int lo = 0, hi = kMaxThreshold;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (v >= t[mid]) lo = mid; else hi = mid - 1;
-    }
-    ca = lo;
-    lo = 0, hi = kMaxThreshold;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (v > t[mid]) lo = mid; else hi = mid - 1;
-    }
-    cb = lo;
-  }
-  q[i] = uint16_t(uint32_t(ca) | (uint32_t(cb) << 8));
+  q[i] = uint16_t(v > 0.0f ? threshold_codes(v, t) : 0u);
 }
 
 // ---- thresholds and hysteresis ---------------------------------------------------------------------------
@@ -804,11 +798,12 @@ __global__ void fill_pairs_kernel(ThresholdPair* pairs, int ns, ThresholdPair p)
 gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const Taps& taps, float* g, int g_pitch,
                             uint16_t* q, uint32_t* sm_zero, const Workspace& ws, cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
+  const dim3 tiles((W + kTileX - 1) / kTileX, (H + kFrontRows - 1) / kFrontRows);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
-  front_kernel<<<grid, block, 0, stream>>>(src, pitch, W, H, taps, ws.gx, ws.gy, ws.m, ws.max2);
+  front_kernel<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
-  nms_kernel<<<grid, block, 0, stream>>>(ws.gx, ws.gy, ws.m, ws.max2, W, H, g, g_pitch, q, sm_zero);
+  codes_kernel<<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
