@@ -12,8 +12,10 @@
 // whose 8-connected component (inside its strip) reaches high, so one labelling per distinct low of the
 // candidate set serves all its highs, and SM (the linking-map counts) follows from each component's
 // maximum without building any map. Strip mode with strips up to 1184 rows: one block per (strip, low)
-// labels a whole strip in shared memory, and one block per strip builds the histograms, picks the pair and
-// writes the edge map; taller strips and frame mode: union-find over 32 x 32 tiles in shared memory, then
+// labels a whole strip in shared memory and keeps each pixel's component maximum in a byte plane per low;
+// several blocks per strip build the histograms and the last picks the pair (select_kernel), then a thread
+// per pixel writes the edge map from the plane of the pair's low (one block per strip labels again where a
+// pair's low has no plane); taller strips and frame mode: union-find over 32 x 32 tiles in shared memory, then
 // the tile borders and the roots in global memory (Playne-Hawick lock-free union).
 //
 // detect_edges_cuda(src, width, height, pitch, options, edges, edges_pitch, pairs, workspace,

@@ -98,61 +98,86 @@ __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? l
 // codes_kernel. Every value equals the definition of canny.h: the halo holds the smoothed plane at clamped
 // coordinates, which is what the clamped differences read.
 constexpr int kFrontRows = 32;  // output rows per block: kFrontRows / kTileY per thread
-constexpr int kFrontSrcRows = kFrontRows + 4 + 2 * kMaxRadius, kFrontSrcCols = kTileX + 4 + 2 * kMaxRadius;
 
-__global__ void __launch_bounds__(kTileX * kTileY)
-front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps, float* __restrict__ mk,
-             uint32_t* max2) {
-  __shared__ int32_t tw[kMaxTaps];
-  __shared__ uint8_t src_s[kFrontSrcRows][kFrontSrcCols];
-  __shared__ uint16_t h_s[kFrontSrcRows][kTileX + 4];
-  __shared__ uint8_t s_s[kFrontRows + 4][kTileX + 4];
-  __shared__ float m_s[kFrontRows + 2][kTileX + 2];
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileX + tx;
+template <int R>
+struct FrontSmem {
+  static constexpr int kRows = kFrontRows + 4 + 2 * R, kCols = kTileX + 4 + 2 * R;  // source tile
+  static constexpr int kHCols = kTileX + 4, kMCols = kTileX + 2;                  // h and s columns; M columns
+  uint8_t src[kRows][kCols];
+  uint16_t h[kRows][kHCols];
+  uint8_t s[kFrontRows + 4][kHCols];
+  float m[kFrontRows + 2][kMCols];
+};
+
+// One tile of front_kernel. R: the radius (the taps unrolled, their weights in registers). kIn: the tile with
+// its whole halo lies inside the image, so no coordinate needs clamping (most tiles); otherwise every read
+// clamps, as the definition.
+template <int R, bool kIn>
+__device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int pitch, int W, int H, const Taps& taps,
+                                           float* __restrict__ mk, uint32_t* max2, FrontSmem<R>& sm) {
   constexpr int kThreads = kTileX * kTileY;
-  constexpr int kHCols = kTileX + 4, kMCols = kTileX + 2;  // h and s columns; M columns
-  const int r = taps.r;
+  constexpr int kRows = FrontSmem<R>::kRows, kCols = FrontSmem<R>::kCols;
+  constexpr int kHCols = FrontSmem<R>::kHCols, kMCols = FrontSmem<R>::kMCols;
+  auto& src_s = sm.src;
+  auto& h_s = sm.h;
+  auto& s_s = sm.s;
+  auto& m_s = sm.m;
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileX + tx;
   const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kFrontRows;
-  const int sx0 = x0 - 2 - r, sy0 = y0 - 2 - r;  // coordinates of src_s[0][0] (and the rows of h_s)
-  const int rows = kFrontRows + 4 + 2 * r;
-  if (tid < kMaxTaps) tw[tid] = taps.w[tid];
-  // Every loop below runs over a flattened index with a constant row length (the division is a multiply), so
-  // that all lanes work. The source rows are loaded kFrontSrcCols wide whatever the radius.
-  for (int k = tid; k < rows * kFrontSrcCols; k += kThreads) {
-    const int ry = k / kFrontSrcCols, cx = k % kFrontSrcCols;
-    src_s[ry][cx] = src[size_t(clampi(sy0 + ry, 0, H - 1)) * pitch + clampi(sx0 + cx, 0, W - 1)];
+  const int sx0 = x0 - 2 - R, sy0 = y0 - 2 - R;  // coordinates of src_s[0][0] (and the rows of h_s)
+  int32_t tw[2 * R + 1];
+#pragma unroll
+  for (int j = 0; j <= 2 * R; ++j) tw[j] = taps.w[j];
+  auto cx_ = [&](int x) { return kIn ? x : clampi(x, 0, W - 1); };
+  auto cy_ = [&](int y) { return kIn ? y : clampi(y, 0, H - 1); };
+  // Loops over flattened indices with constant row lengths (the divisions are multiplies): all lanes work.
+  for (int k = tid; k < kRows * kCols; k += kThreads) {
+    const int ry = k / kCols, cx = k % kCols;
+    src_s[ry][cx] = src[size_t(cy_(sy0 + ry)) * pitch + cx_(sx0 + cx)];
   }
   __syncthreads();
-  // h at (row clamp(sy0 + ry), column clamp(x0 - 2 + cx)).
-  for (int k = tid; k < rows * kHCols; k += kThreads) {
+  // h at (row clamp(sy0 + ry), column clamp(x0 - 2 + cx)); inside, src_s[ry][cx + j] is tap j's pixel.
+  for (int k = tid; k < kRows * kHCols; k += kThreads) {
     const int ry = k / kHCols, cx = k % kHCols;
-    const int xc = clampi(x0 - 2 + cx, 0, W - 1);
     int32_t acc = 0;
-    for (int i = -r; i <= r; ++i) acc += tw[i + r] * int32_t(src_s[ry][clampi(xc + i, 0, W - 1) - sx0]);
+    if (kIn) {
+#pragma unroll
+      for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(src_s[ry][cx + j]);
+    } else {
+      const int xc = clampi(x0 - 2 + cx, 0, W - 1);
+#pragma unroll
+      for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(src_s[ry][clampi(xc + j - R, 0, W - 1) - sx0]);
+    }
     h_s[ry][cx] = uint16_t((acc + 32) >> 6);
   }
   __syncthreads();
   // s at (clamp(y0 - 2 + sy), clamp(x0 - 2 + cx)).
   for (int k = tid; k < (kFrontRows + 4) * kHCols; k += kThreads) {
     const int sy = k / kHCols, cx = k % kHCols;
-    const int yc = clampi(y0 - 2 + sy, 0, H - 1);
     int32_t acc = 0;
-    for (int i = -r; i <= r; ++i) acc += tw[i + r] * int32_t(h_s[clampi(yc + i, 0, H - 1) - sy0][cx]);
+    if (kIn) {
+#pragma unroll
+      for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(h_s[sy + j][cx]);
+    } else {
+      const int yc = clampi(y0 - 2 + sy, 0, H - 1);
+#pragma unroll
+      for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(h_s[clampi(yc + j - R, 0, H - 1) - sy0][cx]);
+    }
     s_s[sy][cx] = uint8_t((acc + (1 << 21)) >> 22);
   }
   __syncthreads();
   // Central differences at clamped coordinates; s_s[sy][cx] is s at (clamp(x0 - 2 + cx), clamp(y0 - 2 + sy)).
   auto grad = [&](int x, int y, int32_t* dx, int32_t* dy) {
     const int cy = y - (y0 - 2), cx = x - (x0 - 2);
-    *dx = int32_t(s_s[cy][clampi(x + 1, 0, W - 1) - (x0 - 2)]) - int32_t(s_s[cy][clampi(x - 1, 0, W - 1) - (x0 - 2)]);
-    *dy = int32_t(s_s[clampi(y + 1, 0, H - 1) - (y0 - 2)][cx]) - int32_t(s_s[clampi(y - 1, 0, H - 1) - (y0 - 2)][cx]);
+    *dx = int32_t(s_s[cy][cx_(x + 1) - (x0 - 2)]) - int32_t(s_s[cy][cx_(x - 1) - (x0 - 2)]);
+    *dy = int32_t(s_s[cy_(y + 1) - (y0 - 2)][cx]) - int32_t(s_s[cy_(y - 1) - (y0 - 2)][cx]);
   };
   uint32_t m2max = 0;
   for (int k = tid; k < (kFrontRows + 2) * kMCols; k += kThreads) {
     const int my = k / kMCols, mx = k % kMCols;
     const int x = x0 - 1 + mx, y = y0 - 1 + my;
     float v = 0.0f;
-    if (x >= 0 && y >= 0 && x < W && y < H) {
+    if (kIn || (x >= 0 && y >= 0 && x < W && y < H)) {
       int32_t dx, dy;
       grad(x, y, &dx, &dy);
       const uint32_t m2 = uint32_t(dx * dx + dy * dy);
@@ -165,7 +190,7 @@ front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps
 #pragma unroll
   for (int k = 0; k < kFrontRows / kTileY; ++k) {
     const int ly = ty + k * kTileY, x = x0 + tx, y = y0 + ly;
-    if (x >= W || y >= H) continue;
+    if (!kIn && (x >= W || y >= H)) continue;
     const float mc = m_s[ly + 1][tx + 1];
     float v = 0.0f;
     if (mc != 0.0f) {
@@ -196,6 +221,20 @@ front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps
   for (int o = 16; o > 0; o >>= 1) m2max = max(m2max, __shfl_xor_sync(0xffffffffu, m2max, o));
   // Most warps hold no new maximum: a plain read first keeps the atomics on the one word few.
   if (tx == 0 && m2max > __ldcg(max2)) atomicMax(max2, m2max);
+}
+
+template <int R>
+__global__ void __launch_bounds__(kTileX * kTileY)
+front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps, float* __restrict__ mk,
+             uint32_t* max2) {
+  __shared__ FrontSmem<R> sm;
+  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kFrontRows;
+  const bool inside = x0 - 2 - R >= 0 && y0 - 2 - R >= 0 && x0 + kTileX + 1 + R <= W - 1 &&
+                      y0 + kFrontRows + 1 + R <= H - 1;  // block-uniform
+  if (inside)
+    front_tile<R, true>(src, pitch, W, H, taps, mk, max2, sm);
+  else
+    front_tile<R, false>(src, pitch, W, H, taps, mk, max2, sm);
 }
 
 // G = mk / Mmax (canny.h NUMBERS, one rounding). With q, also the threshold codes (threshold_codes in
@@ -711,6 +750,19 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   }
 }
 
+// Strip mode's edge map once select_kernel has picked every strip's pair, when each pair's low has a plane
+// of component maxima in cmax (the counting pass wrote it) or equals its high (no linking): a thread a pixel.
+__global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H, const ThresholdPair* __restrict__ pairs,
+                                   LowSlots slots, const uint8_t* __restrict__ cmax, uint8_t* __restrict__ edges,
+                                   int edges_pitch) {
+  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
+  if (x >= W || y >= H) return;
+  const size_t i = size_t(y) * W + x;
+  const ThresholdPair t = pairs[x / kStripWidth];
+  const uint32_t v = t.low == t.high ? (q[i] & 0xffu) : cmax[size_t(slots.of[t.low]) * W * H + i];
+  edges[size_t(y) * edges_pitch + x] = v >= uint32_t(t.high) ? 255 : 0;
+}
+
 // The final map: 255 where the pixel is in S and its component reaches the region's high.
 __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int edges_pitch) {
   const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
@@ -801,7 +853,10 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
   const dim3 tiles((W + kTileX - 1) / kTileX, (H + kFrontRows - 1) / kFrontRows);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
-  front_kernel<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
+  using Front = void (*)(const uint8_t*, int, int, int, Taps, float*, uint32_t*);
+  static constexpr Front kFront[kMaxRadius + 1] = {nullptr,         front_kernel<1>, front_kernel<2>, front_kernel<3>,
+                                                   front_kernel<4>, front_kernel<5>, front_kernel<6>};
+  kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
   codes_kernel<<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
   GPUEC_CUDA_CHECK_LAUNCH();
@@ -959,7 +1014,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       }
       ++batch;
     }
-    if (strip_smem) {
+    if (strip_smem && final_smem) {  // a pair's low may need labelling again: one block a strip does it all
       strip_final_kernel<<<ns, kStripThreads, final_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, bins,
                                                                      slots, cmax, pairs, edges, edges_pitch);
       GPUEC_CUDA_CHECK_LAUNCH();
@@ -975,6 +1030,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         ws.g, ws.sm, W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
         ws.hist + size_t(nregions) * kHistWords);
     GPUEC_CUDA_CHECK_LAUNCH();
+    if (strip_smem) {  // every pair's low has its maxima in cmax (or equals the high)
+      strip_edges_kernel<<<grid, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
+      GPUEC_CUDA_CHECK_LAUNCH();
+      return {};
+    }
   }
   p.final_pass = 1;
   p.layers.n = 1;
