@@ -518,10 +518,9 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
 // ---- strip mode with a strip in shared memory -------------------------------------------------------------
 // One block per (strip, layer) for the counting pass and one block per strip for the final pass label the
 // whole 32 x H strip in shared memory (one word per pixel; heights up to kStripMaxRows): no global labels,
-// no border pass. Phases, separated by barriers: init; union (the decision rules of ccl_local_kernel, the
-// strip is the image); compress (every pixel's word becomes its root; an atomicMin, since other threads
-// may still be reading); roots become maximum accumulators (kAcc | A); members atomicMax theirs in; then
-// every pixel reads its component's maximum.
+// no border pass. Phases, separated by barriers: load; union (strip_label); one pass in which every pixel
+// of S points at its root and folds its A into the root's maximum (kAcc | max); then every pixel reads its
+// component's maximum.
 constexpr int kStripThreads = 1024;
 constexpr int kStripMaxRows = 1184;  // 32 x 1184 x (4 + 2) bytes = 222 KB of shared memory (labels, codes)
 constexpr uint32_t kAcc = 0x80000000u;
@@ -533,9 +532,10 @@ struct StripCcl {
   int tx, ty, ny;  // column in the strip; first row and row step of this thread
 };
 
+// The root of a: the word that is its own index, or (while maxima are gathered) a word with kAcc set.
 __device__ __forceinline__ uint32_t find_strip(const uint32_t* lab, uint32_t a) {
   uint32_t p = lab[a];
-  while (p != a) {
+  while (p != a && !(p & kAcc)) {
     a = p;
     p = lab[a];
   }
@@ -560,10 +560,11 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 //     row; a segmented min over the run's lanes), or starts a label at its first pixel when there is none;
 //   - every other label above the run is merged with it (union-find in lab, parents at smaller indices,
 //     the lock-free atomicMin merge of merge_local);
-//   - each pixel's word is its run's label (a root when the run started it).
+//   - each pixel's word is its run's label (a root when the run started it);
+//   - a row without a pixel of S costs a ballot.
 // Then the first row of each chunk is merged with the last row of the chunk above (all chunks at once, the
-// same merge), every pixel's word becomes its root (an atomicMin: other threads may still be reading), and
-// the component maxima of A are gathered at the roots. Long chains of parents, which a per-pixel union of
+// same merge), and in one pass every pixel's word becomes its root and the component maxima of A are
+// gathered at the roots. Long chains of parents, which a per-pixel union of
 // the whole strip builds along vertical edges, cannot form inside a chunk; across chunks they are at most
 // as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
@@ -579,6 +580,11 @@ __device__ void strip_label(const StripCcl& c, uint32_t lo, uint32_t hi) {
     const uint32_t li = uint32_t(y * kStripWidth + lane);
     const bool in = in_set(codes[li], lo, hi);
     const uint32_t m = __ballot_sync(0xffffffffu, in);
+    if (m == 0) {  // no pixel of S in this row (warp-uniform): nothing to label or merge
+      lab[li] = kOutS;
+      prev = kOutS;
+      continue;
+    }
     const uint32_t ul = __shfl_up_sync(0xffffffffu, prev, 1), ur = __shfl_down_sync(0xffffffffu, prev, 1);
     const uint32_t up_l = lane > 0 ? ul : kOutS, up_r = lane < kStripWidth - 1 ? ur : kOutS;
     // The run of this lane: [s, e] (for a lane outside S, e < lane and s = lane + 1: unused).
@@ -621,23 +627,16 @@ __device__ void strip_label(const StripCcl& c, uint32_t lo, uint32_t hi) {
     }
   }
   __syncthreads();
+  // One pass: every pixel of S finds its root (a word with kAcc set is a root whose maximum is being
+  // gathered), folds its A into it (the root's own fold turns its word into kAcc | A) and points at it.
+  // A member's word is written by its own thread alone, with its root (readers walking through it stay on
+  // the chain).
   for (int y = c.ty; y < c.H; y += c.ny) {
     const uint32_t li = uint32_t(y * kStripWidth + c.tx);
     if (lab[li] == kOutS) continue;
     const uint32_t r = find_strip(lab, li);
-    if (r != li) atomicMin(lab + li, r);
-  }
-  __syncthreads();
-  for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    if (lab[li] == li) lab[li] = kAcc | (codes[li] & 0xffu);  // a root (only it reads its word)
-  }
-  __syncthreads();
-  for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    const uint32_t v = lab[li];
-    if (v == kOutS || (v & kAcc)) continue;
-    atomicMax(lab + v, kAcc | (codes[li] & 0xffu));
+    atomicMax(lab + r, kAcc | (codes[li] & 0xffu));
+    if (r != li) atomicMin(lab + li, r);  // an atomic store in effect (r is below any parent it had)
   }
   __syncthreads();
 }
