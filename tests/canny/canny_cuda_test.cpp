@@ -434,6 +434,29 @@ TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
   }
 }
 
+// Strips taller than one block's shared memory (1185 to 4096 rows) are labelled by a cluster of blocks, one
+// union-find over their distributed shared memory (sm_90); taller ones, and sets whose pair may need
+// labelling again, take the tile path. Heights at the cluster's block boundaries (512 rows a block), both
+// candidate sets; a custom set with a grid value that is not a low (no plane of maxima for it).
+TEST(CannyCuda, TallStripsInClusters) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 11);
+  const bool small = under_sanitizer();
+  for (int h : {1185, 1536, 1537, 2049, 2160, 4096, 4097}) {
+    if (small && h != 1185 && h != 2049) continue;
+    const Image img = structure_image(small ? 40 : 70, h, rng);
+    for (int step : {1, 3}) {
+      Config c;
+      c.step = step;
+      compare(img, c);
+    }
+  }
+  const Image img = structure_image(40, 1300, rng);
+  Config c;
+  c.custom = {{2, 10}, {5, 20}, {5, 30}};
+  compare(img, c);
+}
+
 // The BSDS500 test subset (GPUEC_SHARED_DIR/images/bsds500_subset/images/*.jpg, luma of the JPEG): both
 // candidate sets in strip and frame mode.
 TEST(CannyCuda, Bsds500Subset) {

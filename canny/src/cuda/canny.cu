@@ -3,6 +3,7 @@
 // __fsqrt_rn), which nvcc never contracts into FMAs, and the file is also built with --fmad=false
 // (canny/CMakeLists.txt). All other arithmetic is integer; the only atomics are integer (max, add), so
 // their order does not change any result.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -50,9 +51,11 @@ struct Workspace {
 
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
 
-// Label planes per batch of lows: 8 up to 4 Mpixels (2160p: 2; larger: 1), so the workspace stays within
-// 64 bytes per pixel up to 1080p and about 20 bytes per pixel beyond.
-int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 2 : 1); }
+// Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
+// the workspace stays within 64 bytes per pixel up to 1080p and about 46 bytes per pixel up to 4096 x 4096.
+// In strip mode the same memory holds one byte plane of component maxima per low: 32 up to 16 Mpixels, which
+// covers C_0.01's 25 lows.
+int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 4 : 1); }
 
 size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   const size_t n = size_t(width) * size_t(height);
@@ -526,27 +529,92 @@ constexpr int kStripMaxRows = 1184;  // 32 x 1184 x (4 + 2) bytes = 222 KB of sh
 constexpr uint32_t kAcc = 0x80000000u;
 
 struct StripCcl {
-  uint32_t* lab;    // shared, 32 x H
-  uint16_t* codes;  // shared, 32 x H (0 past the width)
-  int H;
-  int tx, ty, ny;  // column in the strip; first row and row step of this thread
+  uint32_t* lab;    // shared: the labels of this block's rows, 32 x rows
+  uint16_t* codes;  // shared: their codes (0 past the width)
+  int H;            // the strip's height
+  int r0, rows;     // this block's rows of the strip: [r0, r0 + rows) (the whole strip but in a cluster)
+  int tx, ty, ny;   // column in the strip; first row and row step of this thread (rows of this block)
 };
 
-// The root of a: the word that is its own index, or (while maxima are gathered) a word with kAcc set.
-__device__ __forceinline__ uint32_t find_strip(const uint32_t* lab, uint32_t a) {
-  uint32_t p = lab[a];
-  while (p != a && !(p & kAcc)) {
+// Where the label of strip pixel g = y * 32 + x lives. One block: its own shared memory. A cluster of blocks
+// (strip_count_cluster_kernel): block y / kClusterRows of the cluster holds rows [k, k + 1) * kClusterRows.
+struct BlockLabels {
+  uint32_t* lab;  // the label of strip pixel base + k at lab[k]
+  uint32_t base;
+  __device__ __forceinline__ uint32_t* operator()(uint32_t g) const { return lab + (g - base); }
+  __device__ __forceinline__ void sync() const { __syncthreads(); }
+};
+
+constexpr int kClusterRows = 512;          // rows of a strip per block of a cluster
+constexpr int kClusterShift = 14;          // log2(kClusterRows * kStripWidth)
+constexpr int kMaxClusterBlocks = 8;       // the portable cluster size: strips up to 4096 rows
+static_assert(kClusterRows * kStripWidth == 1 << kClusterShift, "a block's labels are a power of two");
+constexpr size_t kClusterSmem = size_t(kStripWidth) * kClusterRows * (sizeof(uint32_t) + sizeof(uint16_t));
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // clusters: sm_90 (the host launches them only there)
+struct ClusterLabels {
+  uint32_t* const* part;  // shared: each block's labels, mapped into this block (distributed shared memory)
+  __device__ __forceinline__ uint32_t* operator()(uint32_t g) const {
+    return part[g >> kClusterShift] + (g & ((1u << kClusterShift) - 1));
+  }
+  __device__ __forceinline__ void sync() const { cooperative_groups::this_cluster().sync(); }
+};
+#endif
+
+template <class Lab>
+__device__ __forceinline__ uint32_t find_any(const Lab& L, uint32_t a) {
+  uint32_t p = *L(a);
+  while (p != a) {
     a = p;
-    p = lab[a];
+    p = *L(a);
   }
   return a;
 }
 
-// Loads the strip's codes into shared memory (independent loads, unrolled; the caller syncs).
+// merge_local through an accessor (labels anywhere in the cluster).
+template <class Lab>
+__device__ void merge_any(const Lab& L, uint32_t a, uint32_t b) {
+  for (;;) {
+    a = find_any(L, a);
+    b = find_any(L, b);
+    if (a == b) return;
+    if (a > b) {
+      const uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const uint32_t old = atomicMin(L(b), a);
+    if (old == b) return;
+    b = old;
+  }
+}
+
+// The root of a: the word that is its own index, or (while maxima are gathered) a word with kAcc set.
+template <class Lab>
+__device__ __forceinline__ uint32_t find_strip(const Lab& L, uint32_t a) {
+  uint32_t p = *L(a);
+  while (p != a && !(p & kAcc)) {
+    a = p;
+    p = *L(a);
+  }
+  return a;
+}
+
+// Loads this block's rows of codes into shared memory (independent loads, unrolled; the caller syncs):
+// 16 bytes a thread where the rows allow it (a strip inside the image, the width a multiple of 8).
 __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, int W, int x0) {
+  if ((W & 7) == 0 && x0 + kStripWidth <= W) {
+    const int t = c.ty * kStripWidth + c.tx, step = (c.ny * kStripWidth) >> 2, g = (t & 3) * 8;
+#pragma unroll 4
+    for (int y = t >> 2; y < c.rows; y += step)
+      *reinterpret_cast<uint4*>(c.codes + y * kStripWidth + g) =
+          __ldg(reinterpret_cast<const uint4*>(q + size_t(c.r0 + y) * W + x0 + g));
+    return;
+  }
   const int x = x0 + c.tx;
 #pragma unroll 4
-  for (int y = c.ty; y < c.H; y += c.ny) c.codes[y * kStripWidth + c.tx] = x < W ? q[size_t(y) * W + x] : uint16_t(0);
+  for (int y = c.ty; y < c.rows; y += c.ny)
+    c.codes[y * kStripWidth + c.tx] = x < W ? q[size_t(c.r0 + y) * W + x] : uint16_t(0);
 }
 
 // Labels the strip's pixels whose code passes (lo, hi) (codes loaded and synced). On return (after a
@@ -569,19 +637,21 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 // as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
 
-__device__ void strip_label(const StripCcl& c, uint32_t lo, uint32_t hi) {
-  uint32_t* lab = c.lab;
+template <class Lab>
+__device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32_t hi) {
+  uint32_t* lab = c.lab;  // this block's rows: local index li - base
+  const uint32_t base = uint32_t(c.r0 * kStripWidth);
   const uint16_t* codes = c.codes;
   const int lane = c.tx;
-  const int rows = (c.H + c.ny - 1) / c.ny;
-  const int y0 = c.ty * rows, y1 = min(c.H, y0 + rows);
+  const int per = (c.rows + c.ny - 1) / c.ny;
+  const int y0 = c.r0 + c.ty * per, y1 = min(c.r0 + c.rows, y0 + per);  // this warp's chunk (strip rows)
   uint32_t prev = kOutS;  // label of (lane, y - 1) inside the chunk
   for (int y = y0; y < y1; ++y) {
     const uint32_t li = uint32_t(y * kStripWidth + lane);
-    const bool in = in_set(codes[li], lo, hi);
+    const bool in = in_set(codes[li - base], lo, hi);
     const uint32_t m = __ballot_sync(0xffffffffu, in);
     if (m == 0) {  // no pixel of S in this row (warp-uniform): nothing to label or merge
-      lab[li] = kOutS;
+      lab[li - base] = kOutS;
       prev = kOutS;
       continue;
     }
@@ -604,46 +674,69 @@ __device__ void strip_label(const StripCcl& c, uint32_t lo, uint32_t hi) {
     }
     const uint32_t run_min = __shfl_sync(0xffffffffu, v, s & 31);
     const uint32_t node = run_min != kOutS ? run_min : uint32_t(y * kStripWidth + s);
-    lab[li] = in ? node : kOutS;
+    lab[li - base] = in ? node : kOutS;
     __syncwarp();
-    if (in) {
-      if (prev != kOutS && prev != node) merge_local(lab, prev, node);
-      if (lane == s && up_l != kOutS && up_l != node) merge_local(lab, up_l, node);
-      if (lane == e && up_r != kOutS && up_r != node) merge_local(lab, up_r, node);
+    if (in) {  // labels of this chunk only: this block's memory
+      const BlockLabels own{lab, base};
+      if (prev != kOutS && prev != node) merge_any(own, prev, node);
+      if (lane == s && up_l != kOutS && up_l != node) merge_any(own, up_l, node);
+      if (lane == e && up_r != kOutS && up_r != node) merge_any(own, up_r, node);
     }
     __syncwarp();
     prev = in ? node : kOutS;
   }
-  __syncthreads();
-  if (c.ty > 0 && y0 < c.H) {
+  L.sync();
+  if (y0 > 0 && y0 < y1) {  // the chunk's first row against the row above (in the block above for its first chunk)
     const uint32_t li = uint32_t(y0 * kStripWidth + lane);
-    if (lab[li] != kOutS) {
+    if (lab[li - base] != kOutS) {
       for (int dx = -1; dx <= 1; ++dx) {
         const int x = lane + dx;
         if (x < 0 || x >= kStripWidth) continue;
         const uint32_t lj = uint32_t((y0 - 1) * kStripWidth + x);
-        if (lab[lj] != kOutS) merge_local(lab, li, lj);  // never kOutS <-> label: merges only lower roots
+        if (*L(lj) != kOutS) merge_any(L, li, lj);  // never kOutS <-> label: merges only lower roots
       }
     }
   }
-  __syncthreads();
+  L.sync();
   // One pass: every pixel of S finds its root (a word with kAcc set is a root whose maximum is being
   // gathered), folds its A into it (the root's own fold turns its word into kAcc | A) and points at it.
   // A member's word is written by its own thread alone, with its root (readers walking through it stay on
   // the chain).
-  for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    if (lab[li] == kOutS) continue;
-    const uint32_t r = find_strip(lab, li);
-    atomicMax(lab + r, kAcc | (codes[li] & 0xffu));
-    if (r != li) atomicMin(lab + li, r);  // an atomic store in effect (r is below any parent it had)
+  for (int y = c.ty; y < c.rows; y += c.ny) {
+    const uint32_t li = uint32_t((c.r0 + y) * kStripWidth + c.tx);
+    if (lab[li - base] == kOutS) continue;
+    const uint32_t r = find_strip(L, li);
+    atomicMax(L(r), kAcc | (codes[li - base] & 0xffu));
+    if (r != li) atomicMin(lab + (li - base), r);  // an atomic store in effect (r is below any parent it had)
   }
-  __syncthreads();
+  L.sync();
 }
 
-__device__ __forceinline__ uint32_t strip_max(const uint32_t* lab, uint32_t li) {
-  const uint32_t v = lab[li];
-  return (v & kAcc) ? (v & 0xffu) : (lab[v] & 0xffu);
+// The component maximum of a pixel of S whose word is w (after strip_label).
+template <class Lab>
+__device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
+  return (w & kAcc) ? (w & 0xffu) : (*L(w) & 0xffu);
+}
+
+// The counting pass's per-pixel part, after strip_label: SM += F_low(maxA) - F_low(A) for the pixels of S of
+// this block's rows, and the plane of cmax for the low (when it has one) gets maxA, 0 outside S.
+template <class Lab>
+__device__ void strip_count_pixels(const StripCcl& c, const Lab& L, const CclParams& p, int l, const uint16_t* f,
+                                   uint32_t* sm, uint8_t* cmax, int x0) {
+  const int W = p.width, x = x0 + c.tx;
+  if (x >= W) return;
+  uint8_t* plane = p.layers.slot[l] >= 0 ? cmax + size_t(p.layers.slot[l]) * W * c.H : nullptr;
+  for (int y = c.ty; y < c.rows; y += c.ny) {
+    const uint32_t li = uint32_t(y * kStripWidth + c.tx), w = c.lab[li];
+    const size_t gi = size_t(c.r0 + y) * W + x;
+    uint32_t mx = 0;
+    if (w != kOutS) {
+      mx = strip_max(L, w);
+      const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
+      if (add) atomicAdd(sm + gi, add);
+    }
+    if (plane) plane[gi] = uint8_t(mx);
+  }
 }
 
 // Counting pass: block (strip, layer of the batch); SM (zeroed by the caller) gets F_low(maxA) - F_low(A).
@@ -655,24 +748,42 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = p.layers.f[l][k];
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height,
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height,
              int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   __syncthreads();
-  strip_label(c, p.layers.low[l], 255u);
-  const int x = x0 + c.tx;
-  if (x >= W) return;
-  uint8_t* plane = p.layers.slot[l] >= 0 ? cmax + size_t(p.layers.slot[l]) * W * c.H : nullptr;
-  for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    uint32_t mx = 0;
-    if (strip_lab[li] != kOutS) {
-      mx = strip_max(strip_lab, li);
-      const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
-      if (add) atomicAdd(sm + size_t(y) * W + x, add);
-    }
-    if (plane) plane[size_t(y) * W + x] = uint8_t(mx);
-  }
+  const BlockLabels L{strip_lab, 0};
+  strip_label(c, L, p.layers.low[l], 255u);
+  strip_count_pixels(c, L, p, l, f, sm, cmax, x0);
+}
+
+// The counting pass over strips in a cluster of blocks (strips of kStripMaxRows + 1 to
+// kMaxClusterBlocks * kClusterRows rows): block (strip * K + k, layer of the batch) holds rows
+// [k, k + 1) * kClusterRows of the strip in its shared memory, and the labels form one union-find over the
+// cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
+__global__ void __launch_bounds__(kStripThreads)
+strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  __shared__ uint32_t* part[kMaxClusterBlocks];
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int K = int(cluster.num_blocks()), k = int(cluster.block_rank());
+  const int l = blockIdx.y, W = p.width, x0 = (blockIdx.x / K) * kStripWidth;
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = p.layers.f[l][j];
+  if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
+  const int r0 = k * kClusterRows, rows = min(kClusterRows, p.height - r0);
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * kClusterRows), p.height, r0,
+             rows, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  strip_load(c, p.q, W, x0);
+  cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
+  const ClusterLabels L{part};
+  strip_label(c, L, p.layers.low[l], 255u);
+  strip_count_pixels(c, L, p, l, f, sm, cmax, x0);
+  cluster.sync();  // no block leaves while another may read its labels
+#else
+  __trap();  // clusters need sm_90: the host never launches this kernel below it
+#endif
 }
 
 // Final pass of strip mode: block = strip. Medina-Carnicer's histograms over the strip, the pair
@@ -693,7 +804,7 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height,
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height,
              int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
@@ -741,11 +852,12 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   }
   strip_load(c, p.q, W, x0);
   __syncthreads();
-  strip_label(c, lo, hi);
+  const BlockLabels L{strip_lab, 0};
+  strip_label(c, L, lo, hi);
   if (x >= W) return;
   for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx);
-    edges[size_t(y) * edges_pitch + x] = (strip_lab[li] != kOutS && strip_max(strip_lab, li) >= hi) ? 255 : 0;
+    const uint32_t w = strip_lab[y * kStripWidth + c.tx];
+    edges[size_t(y) * edges_pitch + x] = (w != kOutS && strip_max(L, w) >= hi) ? 255 : 0;
   }
 }
 
@@ -864,19 +976,30 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
 
 // The strip kernels' dynamic shared memory above the default 48 KB, set once per CUDA context (function
 // attributes belong to a context: a caller's own context, FFmpeg's say, needs them as well as the device's
-// primary one). The largest strip: dynamic plus static shared memory must fit, and the static part differs
+// primary one), and whether the context's device launches clusters (sm_90). The largest strip: dynamic plus static shared memory must fit, and the static part differs
 // per kernel.
-gpu::CudaError allow_strip_smem() {
+gpu::CudaError allow_strip_smem(bool* clusters) {
   static std::mutex mutex;
-  static std::vector<uint64_t> done;  // context ids (never reused)
+  static std::vector<std::pair<uint64_t, bool>> done;  // context ids (never reused), cluster launches
   uint64_t id = 0;
   if (const gpu::CudaError e = gpu::current_context_id(&id)) return e;
   std::lock_guard<std::mutex> lock(mutex);
-  if (std::find(done.begin(), done.end(), id) != done.end()) return {};
+  for (const auto& d : done)
+    if (d.first == id) {
+      *clusters = d.second;
+      return {};
+    }
   const int bytes = int(size_t(kStripWidth) * kStripMaxRows * (sizeof(uint32_t) + sizeof(uint16_t)));
   GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  done.push_back(id);
+  int device = 0, major = 0;
+  GPUEC_CUDA_CHECK(cudaGetDevice(&device));
+  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major >= 9)
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(kClusterSmem)));
+  done.emplace_back(id, major >= 9);
+  *clusters = major >= 9;
   return {};
 }
 
@@ -936,15 +1059,55 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
   const int W = width, H = height, ns = strip_count(width);
 
-  // Strip mode in shared memory adds SM up with atomics: the NMS kernel zeroes it.
-  const bool strip_smem_path = mode == ThresholdMode::kStrip && H <= kStripMaxRows;
-  if (const gpu::CudaError e =
-          run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q, strip_smem_path ? ws.sm : nullptr, ws, stream))
+  const bool strips = mode == ThresholdMode::kStrip;
+  int nc = 0, nx = 0, fb_low = 0, fb_high = 0;
+  bool has_low[kMaxThreshold + 1] = {}, on_grid[kMaxThreshold + 1] = {};  // on_grid: the x grid's values
+  if (mode != ThresholdMode::kFixed) {
+    nc = options.n_candidates;
+    const PickLimits limits = pick_limits(options.candidates, nc);
+    nx = limits.nx, fb_low = limits.fb_low, fb_high = limits.fb_high;
+    for (int c = 0; c < nc; ++c) {
+      const CandidatePair cp = options.candidates[c];
+      has_low[cp.low] = on_grid[cp.low] = on_grid[cp.high] = true;
+    }
+  }
+  // Strip mode in shared memory: strips up to kStripMaxRows rows labelled by one block each
+  // (strip_count_kernel), taller ones up to kMaxClusterBlocks * kClusterRows rows by a cluster of blocks
+  // (strip_count_cluster_kernel). The component maxima of each low go to planes of cmax (the label planes'
+  // memory, unused in these modes) as far as they fit; the pairs are picked by select_kernel and the map
+  // written from the planes, unless a grid value below nx has no plane (never for the standard sets: their
+  // only grid value that is not a low is the largest, 25): then one block a strip labels again
+  // (strip_final_kernel), or, for clustered strips, the tile path runs instead.
+  LowSlots slots;
+  bool every_plane = true;
+  uint8_t* cmax = reinterpret_cast<uint8_t*>(ws.lab);
+  if (strips) {
+    const size_t planes =
+        (size_t(reinterpret_cast<uint8_t*>(ws.mx) - cmax) + size_t(ws.layers) * W * H * 4) / (size_t(W) * H);
+    int k = 0;
+    for (int v = 0; v <= kMaxThreshold; ++v) {
+      slots.of[v] = int16_t(has_low[v] && size_t(k) < planes ? k : -1);
+      k += has_low[v];
+      if (on_grid[v] && v < nx && slots.of[v] < 0) every_plane = false;  // nx: the largest grid value
+    }
+  }
+  bool clusters = false;  // the device launches clusters (sm_90)
+  if (strips)
+    if (const gpu::CudaError e = allow_strip_smem(&clusters)) return e;
+  const bool block_strips = strips && H <= kStripMaxRows;
+  const bool cluster_strips =
+      strips && !block_strips && clusters && H <= kMaxClusterBlocks * kClusterRows && every_plane;
+  const size_t strip_smem = block_strips ? size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t))
+                                         : 0;
+  const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
+
+  // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
+  if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q,
+                                            block_strips || cluster_strips ? ws.sm : nullptr, ws, stream))
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
 
-  const bool strips = mode == ThresholdMode::kStrip;
   CclParams p{};
   p.q = ws.q;
   p.width = W;
@@ -959,53 +1122,44 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     fill_pairs_kernel<<<(ns + 255) / 256, 256, 0, stream>>>(pairs, ns, f);
     GPUEC_CUDA_CHECK_LAUNCH();
   } else {
-    const int nc = options.n_candidates;
-    const PickLimits limits = pick_limits(options.candidates, nc);
-    const int nx = limits.nx, fb_low = limits.fb_low, fb_high = limits.fb_high;
-    bool has_low[kMaxThreshold + 1] = {}, on_grid[kMaxThreshold + 1] = {};  // on_grid: the x grid's values
-    for (int c = 0; c < nc; ++c) {
-      const CandidatePair cp = options.candidates[c];
-      has_low[cp.low] = on_grid[cp.low] = on_grid[cp.high] = true;
-    }
     Bins bins;
     make_bins(options.candidates, nc, &bins);
-    // Strip mode with strips that fit in shared memory: strip_count_kernel and strip_final_kernel. The
-    // component maxima of each low go to planes of cmax (the label planes' memory, unused in this mode) as
-    // far as they fit; the final pass labels again only when the pair's low has no plane (never for the
-    // standard sets: their only grid value that is not a low is the largest, 25).
-    size_t strip_smem = 0, final_smem = 0;
-    LowSlots slots;
-    uint8_t* cmax = reinterpret_cast<uint8_t*>(ws.lab);
-    if (strips && H <= kStripMaxRows) {
-      strip_smem = size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t));
-      if (const gpu::CudaError e = allow_strip_smem()) return e;
-      const size_t planes = (size_t(reinterpret_cast<uint8_t*>(ws.mx) - cmax) + size_t(ws.layers) * W * H * 4) /
-                            (size_t(W) * H);
-      int k = 0;
-      for (int v = 0; v <= kMaxThreshold; ++v) {
-        slots.of[v] = int16_t(has_low[v] && size_t(k) < planes ? k : -1);
-        k += has_low[v];
-        if (on_grid[v] && v < nx && slots.of[v] < 0) final_smem = strip_smem;  // nx: the largest grid value
-      }
-    }
-    // The distinct lows, labelled ws.layers at a time; SM is written by the first batch, added to after.
-    // Everything the kernels need of the candidates (the lows and F) travels in the kernel parameters.
+    // The distinct lows, a batch at a time (the global label planes of the tile path: ws.layers); SM is
+    // written by the first batch, added to after. Everything the kernels need of the candidates (the lows
+    // and F) travels in the kernel parameters.
+    const int per_batch = block_strips || cluster_strips ? kMaxLayers : ws.layers;
+    const int K = (H + kClusterRows - 1) / kClusterRows;  // blocks of a cluster
     int batch = 0;
     for (int lo = 1; lo <= kMaxThreshold;) {
       p.layers.n = 0;
-      for (; lo <= kMaxThreshold && p.layers.n < ws.layers; ++lo)
+      for (; lo <= kMaxThreshold && p.layers.n < per_batch; ++lo)
         if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
       if (p.layers.n == 0) break;
-      for (int l = 0; l < p.layers.n; ++l) p.layers.slot[l] = strip_smem ? slots.of[p.layers.low[l]] : int16_t(-1);
+      for (int l = 0; l < p.layers.n; ++l)
+        p.layers.slot[l] = block_strips || cluster_strips ? slots.of[p.layers.low[l]] : int16_t(-1);
       std::memset(p.layers.f, 0, sizeof p.layers.f);
       for (int c = 0; c < nc; ++c)
         for (int l = 0; l < p.layers.n; ++l)
           if (options.candidates[c].low == p.layers.low[l]) ++p.layers.f[l][options.candidates[c].high];
       for (int l = 0; l < p.layers.n; ++l)
         for (int v = 1; v <= kMaxThreshold; ++v) p.layers.f[l][v] = uint16_t(p.layers.f[l][v] + p.layers.f[l][v - 1]);
-      if (strip_smem) {
+      if (block_strips) {
         strip_count_kernel<<<dim3(ns, p.layers.n), kStripThreads, strip_smem, stream>>>(p, ws.sm, cmax);
         GPUEC_CUDA_CHECK_LAUNCH();
+      } else if (cluster_strips) {
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(unsigned(ns * K), unsigned(p.layers.n));
+        cfg.blockDim = dim3(kStripThreads);
+        cfg.dynamicSmemBytes = kClusterSmem;
+        cfg.stream = stream;
+        cudaLaunchAttribute attr{};
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = unsigned(K);
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ws.sm, cmax));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, stream)) return e;
         ccl_count_kernel<<<grid, block, 0, stream>>>(p, ws.sm, batch > 0);
@@ -1013,7 +1167,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       }
       ++batch;
     }
-    if (strip_smem && final_smem) {  // a pair's low may need labelling again: one block a strip does it all
+    if (final_smem) {  // a pair's low may need labelling again: one block a strip does it all
       strip_final_kernel<<<ns, kStripThreads, final_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, bins,
                                                                      slots, cmax, pairs, edges, edges_pitch);
       GPUEC_CUDA_CHECK_LAUNCH();
@@ -1029,7 +1183,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         ws.g, ws.sm, W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
         ws.hist + size_t(nregions) * kHistWords);
     GPUEC_CUDA_CHECK_LAUNCH();
-    if (strip_smem) {  // every pair's low has its maxima in cmax (or equals the high)
+    if (block_strips || cluster_strips) {  // every pair's low has its maxima in cmax (or equals the high)
       strip_edges_kernel<<<grid, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
       GPUEC_CUDA_CHECK_LAUNCH();
       return {};
