@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-kernel GPU time of GUD-Canny (docs/benchmarks.md, "GUD-Canny per stage"): runs canny-bench-gpu under
+# Per-kernel GPU time of GUD-Canny (docs/benchmarks.md, "Issue 18, GPU kernels"): runs canny-bench-gpu under
 # Nsight Compute once per (image, config) and keeps ncu's per-kernel summary (gpu__time_duration.sum, clocks
 # not locked). Run on the GPU machine from a bundle (tools/scripts/gpu-bundle.sh --only canny-bench-gpu --data
 # ../shared/images/standard ...): bash tools/bench/canny-stages-ncu.sh BUNDLE OUTDIR

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GUD-Canny GPU time per stage from Nsight Compute summaries (docs/benchmarks.md, "GUD-Canny per stage").
+"""GUD-Canny GPU time per stage from Nsight Compute summaries (docs/benchmarks.md, "Issue 18, GPU kernels").
 
 usage: tools/bench/plot-canny-stages.py NCUDIR [OUT.png]
   NCUDIR  the files ncu_<image>_<config>.txt written by tools/bench/canny-stages-ncu.sh
@@ -11,14 +11,15 @@ import os
 import re
 import sys
 
-STAGES = [  # (label, kernels)
-    ("smoothing + gradient", ["front_kernel"]),
-    ("NMS + codes", ["nms_kernel"]),
-    ("labelling + SM (strips)", ["strip_count_kernel"]),
-    ("histograms + pair + map (strips)", ["strip_final_kernel"]),
+STAGES = [  # (label, kernels); templates by their name (front_kernel<3>: front_kernel)
+    ("smoothing + gradient + NMS", ["front_kernel"]),
+    ("G + codes", ["codes_kernel"]),
+    ("labelling + SM (strips)", ["strip_count_kernel", "strip_count_cluster_kernel"]),
+    ("map (strips)", ["strip_edges_kernel"]),
+    ("histograms + pair + map (strips, labelling again)", ["strip_final_kernel"]),
     ("labelling (tiles)", ["ccl_local_kernel", "ccl_border_kernel", "ccl_max_kernel"]),
     ("SM (tiles)", ["ccl_count_kernel"]),
-    ("histograms + pair (tiles)", ["select_kernel"]),
+    ("histograms + pair", ["select_kernel"]),
     ("map (tiles)", ["ccl_output_kernel", "fill_pairs_kernel"]),
 ]
 
@@ -30,7 +31,7 @@ def parse(path):
         raise SystemExit(f"{path}: not a complete canny-bench-gpu run under ncu")
     calls = int(m.group(1)) + int(m.group(2)) + 1  # + the call whose output is checked
     per_kernel = {}
-    for km in re.finditer(r"::(\w+)\(.*?Invocations (\d+)\n.*?gpu__time_duration.sum\s+(\w+)\s+([\d.]+)\s+"
+    for km in re.finditer(r"::(\w+)(?:<[^>(]*>)?\(.*?Invocations (\d+)\n.*?gpu__time_duration.sum\s+(\w+)\s+([\d.]+)\s+"
                           r"([\d.]+)\s+([\d.]+)", txt, re.S):
         name, inv, unit, avg = km.group(1), int(km.group(2)), km.group(3), float(km.group(6))
         scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[unit]
@@ -78,12 +79,9 @@ def main():
                 bottom = [b + v for b, v in zip(bottom, vals)]
             for x, r in enumerate(sub):
                 ax.text(x, r[3], f"{r[3]:.0f}", ha="center", va="bottom", fontsize=8)
-            if size == "512x512":
-                ax.axhline(100, color="red", ls="--", lw=1)
-                ax.text(-0.4, 103, "target 100 µs (strip C_0.03)", color="red", fontsize=7)
-            if size == "1920x1080":
-                ax.axhline(500, color="red", ls="--", lw=1)
-                ax.text(-0.4, 510, "target 500 µs", color="red", fontsize=7)
+            target = {"512x512": 36, "1920x1080": 140, "3840x2160": 430}[size]  # issue 18: strip C_0.03
+            ax.axhline(target, color="red", ls="--", lw=1)
+            ax.text(-0.4, target * 1.03, f"target {target} µs (strip C_0.03)", color="red", fontsize=7)
             ax.set_title(size)
             ax.set_ylabel("µs per frame (sum of kernel times)")
             ax.tick_params(axis="x", labelsize=8)

@@ -11,12 +11,16 @@
 // the paper's iteration: for a pair (low, high) the edge map is every pixel of S = {G > low} u {G >= high}
 // whose 8-connected component (inside its strip) reaches high, so one labelling per distinct low of the
 // candidate set serves all its highs, and SM (the linking-map counts) follows from each component's
-// maximum without building any map. Strip mode with strips up to 1184 rows: one block per (strip, low)
-// labels a whole strip in shared memory and keeps each pixel's component maximum in a byte plane per low;
-// several blocks per strip build the histograms and the last picks the pair (select_kernel), then a thread
-// per pixel writes the edge map from the plane of the pair's low (one block per strip labels again where a
-// pair's low has no plane); taller strips and frame mode: union-find over 32 x 32 tiles in shared memory, then
-// the tile borders and the roots in global memory (Playne-Hawick lock-free union).
+// maximum without building any map. Strip mode: one block per (strip, low) labels a whole strip of up to
+// 1184 rows in its shared memory; strips of 1185 to 4096 rows are labelled by a cluster of up to 8 blocks
+// (512 rows each, one union-find over the cluster's distributed shared memory; sm_90). Either keeps each
+// pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several blocks per strip
+// build the histograms and the last picks the pair (select_kernel), then a thread per pixel writes the edge
+// map from the plane of the pair's low. Where a pair's low may have no plane (a candidate set with more lows
+// than planes, or a grid value that is not a low; never the standard sets), one block per strip labels
+// again (up to 1184 rows). Taller strips, those cases beyond 1184 rows, GPUs before sm_90 and frame mode:
+// union-find over 32 x 32 tiles in shared memory, then the tile borders and the roots in global memory
+// (Playne-Hawick lock-free union).
 //
 // detect_edges_cuda(src, width, height, pitch, options, edges, edges_pitch, pairs, workspace,
 //                   workspace_bytes, stream):
