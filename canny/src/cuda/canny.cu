@@ -314,26 +314,47 @@ __device__ __forceinline__ bool in_set(uint32_t code, uint32_t lo, uint32_t hi) 
   return (code >> 8) >= lo || (code & 0xffu) >= hi;
 }
 
-__device__ __forceinline__ uint32_t find_root(const uint32_t* lab, uint32_t a) {
-  uint32_t p = __ldcg(lab + a);
+// Union-find labels (Playne and Hawick's lock-free scheme; parents at smaller indices) and where they live:
+// at(g) is the word of label g, load(g) reads it.
+//   GlobalLabels: global memory, read past L1 (other blocks write it);
+//   SharedLabels: a block's shared memory holding labels base .. base + n - 1 (a tile, a strip or a part of one);
+//   ClusterLabels (below): the distributed shared memory of a cluster of blocks.
+struct GlobalLabels {
+  uint32_t* lab;
+  __device__ __forceinline__ uint32_t* at(uint32_t g) const { return lab + g; }
+  __device__ __forceinline__ uint32_t load(uint32_t g) const { return __ldcg(lab + g); }
+};
+
+struct SharedLabels {
+  uint32_t* lab;  // label base + k at lab[k]
+  uint32_t base;
+  __device__ __forceinline__ uint32_t* at(uint32_t g) const { return lab + (g - base); }
+  __device__ __forceinline__ uint32_t load(uint32_t g) const { return lab[g - base]; }
+  __device__ __forceinline__ void sync() const { __syncthreads(); }
+};
+
+template <class Lab>
+__device__ __forceinline__ uint32_t find_root(const Lab& L, uint32_t a) {
+  uint32_t p = L.load(a);
   while (p != a) {
     a = p;
-    p = __ldcg(lab + a);
+    p = L.load(a);
   }
   return a;
 }
 
-__device__ void merge(uint32_t* lab, uint32_t a, uint32_t b) {
+template <class Lab>
+__device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   for (;;) {
-    a = find_root(lab, a);
-    b = find_root(lab, b);
+    a = find_root(L, a);
+    b = find_root(L, b);
     if (a == b) return;
     if (a > b) {
       const uint32_t t = a;
       a = b;
       b = t;
     }
-    const uint32_t old = atomicMin(lab + b, a);  // hang root b under the smaller root a
+    const uint32_t old = atomicMin(L.at(b), a);  // hang root b under the smaller root a
     if (old == b) return;
     b = old;  // b was hung meanwhile: retry from its new parent
   }
@@ -358,35 +379,11 @@ __device__ void merge(uint32_t* lab, uint32_t a, uint32_t b) {
 constexpr int kCclRows = 32;
 constexpr uint32_t kNotTileRoot = 0xffffffffu;  // mx of a pixel of S that is not a tile root
 
-__device__ __forceinline__ uint32_t find_local(const uint32_t* lab, uint32_t a) {
-  uint32_t p = lab[a];
-  while (p != a) {
-    a = p;
-    p = lab[a];
-  }
-  return a;
-}
-
-__device__ void merge_local(uint32_t* lab, uint32_t a, uint32_t b) {
-  for (;;) {
-    a = find_local(lab, a);
-    b = find_local(lab, b);
-    if (a == b) return;
-    if (a > b) {
-      const uint32_t t = a;
-      a = b;
-      b = t;
-    }
-    const uint32_t old = atomicMin(lab + b, a);
-    if (old == b) return;
-    b = old;
-  }
-}
-
 __global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p) {
   constexpr uint32_t kOut = 0xffffffffu;  // not in S
   __shared__ uint32_t lab_s[kCclRows * kTileX];
   __shared__ uint32_t mx_s[kCclRows * kTileX];
+  const SharedLabels tile{lab_s, 0};
   const int W = p.width, H = p.height, l = blockIdx.z;
   const int tx0 = blockIdx.x * kTileX, ty0 = blockIdx.y * kCclRows;
   const int x = tx0 + threadIdx.x;
@@ -413,12 +410,12 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p)
     const uint32_t li = uint32_t(ly * kTileX + lx);
     if (lab_s[li] == kOut) continue;  // set before the barrier; merges never write a pixel outside S
     if (in_tile(lx, ly - 1)) {
-      merge_local(lab_s, li, li - kTileX);
+      merge(tile, li, li - kTileX);
       continue;
     }
-    if (in_tile(lx - 1, ly)) merge_local(lab_s, li, li - 1);
-    else if (in_tile(lx - 1, ly - 1)) merge_local(lab_s, li, li - kTileX - 1);
-    if (in_tile(lx + 1, ly - 1)) merge_local(lab_s, li, li - kTileX + 1);
+    if (in_tile(lx - 1, ly)) merge(tile, li, li - 1);
+    else if (in_tile(lx - 1, ly - 1)) merge(tile, li, li - kTileX - 1);
+    if (in_tile(lx + 1, ly - 1)) merge(tile, li, li - kTileX + 1);
   }
   __syncthreads();
   uint32_t root[kCclRows / kTileY];
@@ -427,7 +424,7 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p)
     const uint32_t li = uint32_t((threadIdx.y + k * kTileY) * kTileX + threadIdx.x);
     root[k] = kOut;
     if (lab_s[li] == kOut) continue;
-    root[k] = find_local(lab_s, li);
+    root[k] = find_root(tile, li);
     if (root[k] != li) atomicMax(mx_s + root[k], codes[k] & 0xffu);
   }
   __syncthreads();
@@ -460,11 +457,11 @@ __global__ void ccl_border_kernel(CclParams p) {
   };
   if (top) {
     for (int dx = -1; dx <= 1; ++dx)
-      if (in(x + dx, y - 1)) merge(lab, i, uint32_t(int64_t(i) - W + dx));
+      if (in(x + dx, y - 1)) merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) - W + dx));
   }
   if (left) {
     for (int dy = -1; dy <= 1; ++dy)
-      if (in(x - 1, y + dy)) merge(lab, i, uint32_t(int64_t(i) + int64_t(dy) * W - 1));
+      if (in(x - 1, y + dy)) merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) + int64_t(dy) * W - 1));
   }
 }
 
@@ -476,7 +473,7 @@ __global__ void ccl_max_kernel(CclParams p) {
   uint32_t* mx = p.mx + size_t(l) * n;
   const uint32_t parent = __ldcg(lab + i);
   if (parent == i) return;  // a root
-  const uint32_t r = find_root(lab, parent);
+  const uint32_t r = find_root(GlobalLabels{lab}, parent);
   if (r != parent) lab[i] = r;
   const uint32_t m = mx[i];
   if (m != kNotTileRoot && m > __ldcg(mx + r)) atomicMax(mx + r, m);
@@ -536,15 +533,8 @@ struct StripCcl {
   int tx, ty, ny;   // column in the strip; first row and row step of this thread (rows of this block)
 };
 
-// Where the label of strip pixel g = y * 32 + x lives. One block: its own shared memory. A cluster of blocks
-// (strip_count_cluster_kernel): block y / kClusterRows of the cluster holds rows [k, k + 1) * kClusterRows.
-struct BlockLabels {
-  uint32_t* lab;  // the label of strip pixel base + k at lab[k]
-  uint32_t base;
-  __device__ __forceinline__ uint32_t* operator()(uint32_t g) const { return lab + (g - base); }
-  __device__ __forceinline__ void sync() const { __syncthreads(); }
-};
-
+// Where the label of strip pixel g = y * 32 + x lives: one block's shared memory (SharedLabels), or a cluster
+// of blocks (strip_count_cluster_kernel), whose block k holds rows [k, k + 1) * kClusterRows.
 constexpr int kClusterRows = 512;          // rows of a strip per block of a cluster
 constexpr int kClusterShift = 14;          // log2(kClusterRows * kStripWidth)
 constexpr int kMaxClusterBlocks = 8;       // the portable cluster size: strips up to 4096 rows
@@ -554,48 +544,21 @@ constexpr size_t kClusterSmem = size_t(kStripWidth) * kClusterRows * (sizeof(uin
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // clusters: sm_90 (the host launches them only there)
 struct ClusterLabels {
   uint32_t* const* part;  // shared: each block's labels, mapped into this block (distributed shared memory)
-  __device__ __forceinline__ uint32_t* operator()(uint32_t g) const {
+  __device__ __forceinline__ uint32_t* at(uint32_t g) const {
     return part[g >> kClusterShift] + (g & ((1u << kClusterShift) - 1));
   }
+  __device__ __forceinline__ uint32_t load(uint32_t g) const { return *at(g); }
   __device__ __forceinline__ void sync() const { cooperative_groups::this_cluster().sync(); }
 };
 #endif
 
-template <class Lab>
-__device__ __forceinline__ uint32_t find_any(const Lab& L, uint32_t a) {
-  uint32_t p = *L(a);
-  while (p != a) {
-    a = p;
-    p = *L(a);
-  }
-  return a;
-}
-
-// merge_local through an accessor (labels anywhere in the cluster).
-template <class Lab>
-__device__ void merge_any(const Lab& L, uint32_t a, uint32_t b) {
-  for (;;) {
-    a = find_any(L, a);
-    b = find_any(L, b);
-    if (a == b) return;
-    if (a > b) {
-      const uint32_t t = a;
-      a = b;
-      b = t;
-    }
-    const uint32_t old = atomicMin(L(b), a);
-    if (old == b) return;
-    b = old;
-  }
-}
-
 // The root of a: the word that is its own index, or (while maxima are gathered) a word with kAcc set.
 template <class Lab>
 __device__ __forceinline__ uint32_t find_strip(const Lab& L, uint32_t a) {
-  uint32_t p = *L(a);
+  uint32_t p = L.load(a);
   while (p != a && !(p & kAcc)) {
     a = p;
-    p = *L(a);
+    p = L.load(a);
   }
   return a;
 }
@@ -627,7 +590,7 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 //   - a run takes the smallest label of the pixels of S above it (columns s - 1 .. e + 1 of the previous
 //     row; a segmented min over the run's lanes), or starts a label at its first pixel when there is none;
 //   - every other label above the run is merged with it (union-find in lab, parents at smaller indices,
-//     the lock-free atomicMin merge of merge_local);
+//     the lock-free atomicMin merge);
 //   - each pixel's word is its run's label (a root when the run started it);
 //   - a row without a pixel of S costs a ballot.
 // Then the first row of each chunk is merged with the last row of the chunk above (all chunks at once, the
@@ -677,10 +640,10 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
     lab[li - base] = in ? node : kOutS;
     __syncwarp();
     if (in) {  // labels of this chunk only: this block's memory
-      const BlockLabels own{lab, base};
-      if (prev != kOutS && prev != node) merge_any(own, prev, node);
-      if (lane == s && up_l != kOutS && up_l != node) merge_any(own, up_l, node);
-      if (lane == e && up_r != kOutS && up_r != node) merge_any(own, up_r, node);
+      const SharedLabels own{lab, base};
+      if (prev != kOutS && prev != node) merge(own, prev, node);
+      if (lane == s && up_l != kOutS && up_l != node) merge(own, up_l, node);
+      if (lane == e && up_r != kOutS && up_r != node) merge(own, up_r, node);
     }
     __syncwarp();
     prev = in ? node : kOutS;
@@ -693,7 +656,7 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
         const int x = lane + dx;
         if (x < 0 || x >= kStripWidth) continue;
         const uint32_t lj = uint32_t((y0 - 1) * kStripWidth + x);
-        if (*L(lj) != kOutS) merge_any(L, li, lj);  // never kOutS <-> label: merges only lower roots
+        if (L.load(lj) != kOutS) merge(L, li, lj);  // never kOutS <-> label: merges only lower roots
       }
     }
   }
@@ -706,7 +669,7 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
     const uint32_t li = uint32_t((c.r0 + y) * kStripWidth + c.tx);
     if (lab[li - base] == kOutS) continue;
     const uint32_t r = find_strip(L, li);
-    atomicMax(L(r), kAcc | (codes[li - base] & 0xffu));
+    atomicMax(L.at(r), kAcc | (codes[li - base] & 0xffu));
     if (r != li) atomicMin(lab + (li - base), r);  // an atomic store in effect (r is below any parent it had)
   }
   L.sync();
@@ -715,7 +678,7 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
 // The component maximum of a pixel of S whose word is w (after strip_label).
 template <class Lab>
 __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
-  return (w & kAcc) ? (w & 0xffu) : (*L(w) & 0xffu);
+  return (w & kAcc) ? (w & 0xffu) : (L.load(w) & 0xffu);
 }
 
 // The counting pass's per-pixel part, after strip_label: SM += F_low(maxA) - F_low(A) for the pixels of S of
@@ -752,7 +715,7 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
              int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   __syncthreads();
-  const BlockLabels L{strip_lab, 0};
+  const SharedLabels L{strip_lab, 0};
   strip_label(c, L, p.layers.low[l], 255u);
   strip_count_pixels(c, L, p, l, f, sm, cmax, x0);
 }
@@ -852,7 +815,7 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   }
   strip_load(c, p.q, W, x0);
   __syncthreads();
-  const BlockLabels L{strip_lab, 0};
+  const SharedLabels L{strip_lab, 0};
   strip_label(c, L, lo, hi);
   if (x >= W) return;
   for (int y = c.ty; y < c.H; y += c.ny) {
