@@ -82,8 +82,7 @@ uint32_t threshold_codes(float v, const float* t) {
 #if defined(__CUDA_ARCH__)
   const int k = int(__fmul_rn(v, 100.0f));
 #else
-  volatile float product = v * 100.0f;  // one rounding: no contraction into a later operation
-  const int k = int(product);
+  const int k = int(v * 100.0f);  // one rounding (a conversion follows, nothing to contract with)
 #endif
   const int k0 = k < kMaxThreshold ? k : kMaxThreshold;
   int a = k0, b = k0;
