@@ -47,6 +47,7 @@ struct Workspace {
   uint32_t* mx;            // layers x W x H, maxA of the roots
   uint32_t* hist;          // ns x 2 x 102 histogram words, then ns block counters (select_kernel)
   int layers;              // label planes: lows labelled per batch
+  size_t planes;           // strip mode: byte planes of component maxima that lab and mx hold
 };
 
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
@@ -84,6 +85,7 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
     ws->mx = reinterpret_cast<uint32_t*>(mx);
     ws->hist = reinterpret_cast<uint32_t*>(hist);
     ws->layers = layers;
+    ws->planes = (align256(size_t(layers) * n * 4) + size_t(layers) * n * 4) / n;  // lab, then mx
   }
   return off;
 }
@@ -1045,11 +1047,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   bool every_plane = true;
   uint8_t* cmax = reinterpret_cast<uint8_t*>(ws.lab);
   if (strips) {
-    const size_t planes =
-        (size_t(reinterpret_cast<uint8_t*>(ws.mx) - cmax) + size_t(ws.layers) * W * H * 4) / (size_t(W) * H);
     int k = 0;
     for (int v = 0; v <= kMaxThreshold; ++v) {
-      slots.of[v] = int16_t(has_low[v] && size_t(k) < planes ? k : -1);
+      slots.of[v] = int16_t(has_low[v] && size_t(k) < ws.planes ? k : -1);
       k += has_low[v];
       if (on_grid[v] && v < nx && slots.of[v] < 0) every_plane = false;  // nx: the largest grid value
     }
