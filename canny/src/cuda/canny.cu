@@ -684,7 +684,8 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 }
 
 // The counting pass's per-pixel part, after strip_label: SM += F_low(maxA) - F_low(A) for the pixels of S of
-// this block's rows, and the plane of cmax for the low (when it has one) gets maxA, 0 outside S.
+// this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The plane is
+// written only for the pixels of S (B >= low): its readers test that first.
 template <class Lab>
 __device__ void strip_count_pixels(const StripCcl& c, const Lab& L, const CclParams& p, int l, const uint16_t* f,
                                    uint32_t* sm, uint8_t* cmax, int x0) {
@@ -694,12 +695,10 @@ __device__ void strip_count_pixels(const StripCcl& c, const Lab& L, const CclPar
   for (int y = c.ty; y < c.rows; y += c.ny) {
     const uint32_t li = uint32_t(y * kStripWidth + c.tx), w = c.lab[li];
     const size_t gi = size_t(c.r0 + y) * W + x;
-    uint32_t mx = 0;
-    if (w != kOutS) {
-      mx = strip_max(L, w);
-      const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
-      if (add) atomicAdd(sm + gi, add);
-    }
+    if (w == kOutS) continue;
+    const uint32_t mx = strip_max(L, w);
+    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
+    if (add) atomicAdd(sm + gi, add);
     if (plane) plane[gi] = uint8_t(mx);
   }
 }
@@ -811,8 +810,10 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   if (slots.of[lo] >= 0) {
     if (x >= W) return;
     const uint8_t* plane = cmax + size_t(slots.of[lo]) * W * c.H;
-    for (int y = c.ty; y < c.H; y += c.ny)
-      edges[size_t(y) * edges_pitch + x] = plane[size_t(y) * W + x] >= hi ? 255 : 0;
+    for (int y = c.ty; y < c.H; y += c.ny) {
+      const size_t i = size_t(y) * W + x;
+      edges[size_t(y) * edges_pitch + x] = (p.q[i] >> 8) >= lo && plane[i] >= hi ? 255 : 0;  // the plane: S only
+    }
     return;
   }
   strip_load(c, p.q, W, x0);
@@ -835,7 +836,10 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
   if (x >= W || y >= H) return;
   const size_t i = size_t(y) * W + x;
   const ThresholdPair t = pairs[x / kStripWidth];
-  const uint32_t v = t.low == t.high ? (q[i] & 0xffu) : cmax[size_t(slots.of[t.low]) * W * H + i];
+  const uint32_t code = q[i];
+  uint32_t v = code & 0xffu;  // low == high: S = {A >= high}, no linking
+  if (t.low != t.high)  // S = {B >= low}; the plane holds the component maxima there only
+    v = (code >> 8) >= uint32_t(t.low) ? cmax[size_t(slots.of[t.low]) * W * H + i] : 0u;
   edges[size_t(y) * edges_pitch + x] = v >= uint32_t(t.high) ? 255 : 0;
 }
 
