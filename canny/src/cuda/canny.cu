@@ -518,9 +518,10 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
 }
 
 // ---- strip mode with a strip in shared memory -------------------------------------------------------------
-// One block per (strip, layer) for the counting pass and one block per strip for the final pass label the
-// whole 32 x H strip in shared memory (one word per pixel; heights up to kStripMaxRows): no global labels,
-// no border pass. Phases, separated by barriers: load; union (strip_label); one pass in which every pixel
+// One block per (strip, layer) labels the whole 32 x H strip in shared memory (one word per pixel; heights
+// up to StripLimits::block_rows, at most kStripMaxRows), a cluster of blocks a taller one (up to
+// kMaxClusterBlocks * kClusterRows rows); strip_final_kernel labels again with one block per strip where a
+// pair's low has no plane of maxima. No global labels, no border pass. Phases, separated by barriers: load; union (strip_label); one pass in which every pixel
 // of S points at its root and folds its A into the root's maximum (kAcc | max); then every pixel reads its
 // component's maximum.
 constexpr int kStripThreads = 1024;
@@ -583,8 +584,8 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 }
 
 // Labels the strip's pixels whose code passes (lo, hi) (codes loaded and synced). On return (after a
-// barrier) lab[y * 32 + tx] is kAcc | maxA of the component for a pixel of S, a root index otherwise, and
-// kOutS outside S.
+// barrier) a pixel's word is kAcc | maxA of its component for a root of S, the root's index for the other
+// pixels of S, and kOutS outside S.
 //
 // A strip row is one warp wide (kStripWidth == 32), so each warp labels a chunk of consecutive rows alone,
 // top to bottom, one row per step (lane = column):
@@ -755,8 +756,8 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
 //   low == high: S = {A >= high} (every pixel with B >= low has A >= high), no linking;
 //   low < high with a cmax plane for low: S = {B >= low}, labelled by the counting pass: edge iff the
 //     component maximum there is >= high;
-//   otherwise (a low that is only a high of the candidate set; needs the dynamic shared memory of a
-//     strip, which the host gives when the set allows it): the strip is labelled here.
+//   otherwise (a low without a plane: more lows than planes, or a grid value that is not a low of the set;
+//     the host gives the dynamic shared memory of a strip then): the strip is labelled here.
 __global__ void __launch_bounds__(kStripThreads)
 strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
                    int fb_low, int fb_high, Bins bins, LowSlots slots, const uint8_t* __restrict__ cmax,
@@ -943,32 +944,57 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
   return {};
 }
 
-// The strip kernels' dynamic shared memory above the default 48 KB, set once per CUDA context (function
-// attributes belong to a context: a caller's own context, FFmpeg's say, needs them as well as the device's
-// primary one), and whether the context's device launches clusters (sm_90). The largest strip: dynamic plus static shared memory must fit, and the static part differs
-// per kernel.
-gpu::CudaError allow_strip_smem(bool* clusters) {
+// What the strip paths may use on the current context's device, worked out (and the kernels' dynamic shared
+// memory above the default 48 KB set) once per CUDA context: function attributes belong to a context, so a
+// caller's own context (FFmpeg's, say) needs them as well as the device's primary one.
+//   block_rows: the tallest strip one block labels (kStripMaxRows, or fewer where the device's opt-in shared
+//     memory per block, less each kernel's static shared memory, is smaller: about 840 rows on an A100);
+//   clusters: strip_count_cluster_kernel runs here (a device of compute capability 9.0 or more, the kernel built
+//     for sm_90 or later rather than JIT-compiled from older PTX, whose body traps, and room for its blocks).
+struct StripLimits {
+  int block_rows = 0;
+  bool clusters = false;
+};
+
+gpu::CudaError strip_limits(StripLimits* out) {
   static std::mutex mutex;
-  static std::vector<std::pair<uint64_t, bool>> done;  // context ids (never reused), cluster launches
+  static std::vector<std::pair<uint64_t, StripLimits>> done;  // context ids (never reused)
   uint64_t id = 0;
   if (const gpu::CudaError e = gpu::current_context_id(&id)) return e;
   std::lock_guard<std::mutex> lock(mutex);
   for (const auto& d : done)
     if (d.first == id) {
-      *clusters = d.second;
+      *out = d.second;
       return {};
     }
-  const int bytes = int(size_t(kStripWidth) * kStripMaxRows * (sizeof(uint32_t) + sizeof(uint16_t)));
-  GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  int device = 0, major = 0;
+  int device = 0, major = 0, optin = 0;
   GPUEC_CUDA_CHECK(cudaGetDevice(&device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major >= 9)
-    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          int(kClusterSmem)));
-  done.emplace_back(id, major >= 9);
-  *clusters = major >= 9;
+  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes count{}, fin{}, cluster{};
+  GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&count, strip_count_kernel));
+  GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&fin, strip_final_kernel));
+  const size_t row_bytes = size_t(kStripWidth) * (sizeof(uint32_t) + sizeof(uint16_t));
+  const size_t static_bytes = std::max(count.sharedSizeBytes, fin.sharedSizeBytes);
+  StripLimits l;
+  if (size_t(optin) > static_bytes)
+    l.block_rows = int(std::min<size_t>(kStripMaxRows, (size_t(optin) - static_bytes) / row_bytes));
+  if (l.block_rows > 0) {
+    const int bytes = int(size_t(l.block_rows) * row_bytes);
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  }
+  if (major >= 9) {
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
+    // Built from sm_90 PTX or later (a JIT from the compute_75 PTX of the default build gets the trapping body).
+    l.clusters = cluster.ptxVersion >= 90 && cluster.binaryVersion >= 90 &&
+                 size_t(optin) >= cluster.sharedSizeBytes + kClusterSmem;
+    if (l.clusters)
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(kClusterSmem)));
+  }
+  done.emplace_back(id, l);
+  *out = l;
   return {};
 }
 
@@ -1058,12 +1084,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       if (on_grid[v] && v < nx && slots.of[v] < 0) every_plane = false;  // nx: the largest grid value
     }
   }
-  bool clusters = false;  // the device launches clusters (sm_90)
+  StripLimits room;  // what this device allows the strip paths (not asked outside strip mode)
   if (strips)
-    if (const gpu::CudaError e = allow_strip_smem(&clusters)) return e;
-  const bool block_strips = strips && H <= kStripMaxRows;
+    if (const gpu::CudaError e = strip_limits(&room)) return e;
+  const bool block_strips = strips && H <= room.block_rows;
   const bool cluster_strips =
-      strips && !block_strips && clusters && H <= kMaxClusterBlocks * kClusterRows && every_plane;
+      strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * kClusterRows && every_plane;
   const size_t strip_smem = block_strips ? size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t))
                                          : 0;
   const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
