@@ -1,8 +1,5 @@
 // canny/canny_cuda.h: the CUDA twin of GUD-Canny (canny/canny.h, detect_edges_ref): the same edge map and
 // the same pairs per strip, bit for bit. Host C++ API; no CUDA headers needed. Library gpuec_canny_cuda.
-// Known issue: strip mode needs 227 KB of shared memory per block (H100, H200): elsewhere (A100, consumer GPUs)
-// it fails with cudaErrorInvalidValue, and a GPU newer than sm_90 running the default build's compute_75 PTX
-// traps on strips of 1185 to 4096 rows (canny/README.md).
 // Status: bit-identical to detect_edges_ref on the H200 (tests/canny/canny_cuda_test.cpp, gpu/bitexact,
 // memcheck and racecheck clean); speed in docs/benchmarks.md.
 //
@@ -21,8 +18,10 @@
 // build the histograms and the last picks the pair (select_kernel), then a thread per pixel writes the edge
 // map from the plane of the pair's low. Where a pair's low may have no plane (a candidate set with more lows
 // than planes, or a grid value that is not a low; never the standard sets), one block per strip labels
-// again (up to 1184 rows). Taller strips, those cases beyond 1184 rows, sm_90 GPUs without clusters and frame
-// mode:
+// again (up to 1184 rows). The row limits shrink with the device's shared memory per block (about 840 rows
+// for one block on an A100), and clusters need a device of compute capability 9.0 or more running code built
+// for sm_90 or later (a newer GPU running the default build's compute_75 PTX has no cluster path). Taller
+// strips, those cases, and frame mode:
 // union-find over 32 x 32 tiles in shared memory, then the tile borders and the roots in global memory
 // (Playne-Hawick lock-free union).
 //

@@ -518,9 +518,10 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
 }
 
 // ---- strip mode with a strip in shared memory -------------------------------------------------------------
-// One block per (strip, layer) for the counting pass and one block per strip for the final pass label the
-// whole 32 x H strip in shared memory (one word per pixel; heights up to kStripMaxRows): no global labels,
-// no border pass. Phases, separated by barriers: load; union (strip_label); one pass in which every pixel
+// One block per (strip, layer) labels the whole 32 x H strip in shared memory (one word per pixel; heights
+// up to StripLimits::block_rows, at most kStripMaxRows), a cluster of blocks a taller one (up to
+// kMaxClusterBlocks * kClusterRows rows); strip_final_kernel labels again with one block per strip where a
+// pair's low has no plane of maxima. No global labels, no border pass. Phases, separated by barriers: load; union (strip_label); one pass in which every pixel
 // of S points at its root and folds its A into the root's maximum (kAcc | max); then every pixel reads its
 // component's maximum.
 constexpr int kStripThreads = 1024;
@@ -583,8 +584,8 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 }
 
 // Labels the strip's pixels whose code passes (lo, hi) (codes loaded and synced). On return (after a
-// barrier) lab[y * 32 + tx] is kAcc | maxA of the component for a pixel of S, a root index otherwise, and
-// kOutS outside S.
+// barrier) a pixel's word is kAcc | maxA of its component for a root of S, the root's index for the other
+// pixels of S, and kOutS outside S.
 //
 // A strip row is one warp wide (kStripWidth == 32), so each warp labels a chunk of consecutive rows alone,
 // top to bottom, one row per step (lane = column):
@@ -684,7 +685,8 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 }
 
 // The counting pass's per-pixel part, after strip_label: SM += F_low(maxA) - F_low(A) for the pixels of S of
-// this block's rows, and the plane of cmax for the low (when it has one) gets maxA, 0 outside S.
+// this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The plane is
+// written only for the pixels of S (B >= low): its readers test that first.
 template <class Lab>
 __device__ void strip_count_pixels(const StripCcl& c, const Lab& L, const CclParams& p, int l, const uint16_t* f,
                                    uint32_t* sm, uint8_t* cmax, int x0) {
@@ -694,12 +696,10 @@ __device__ void strip_count_pixels(const StripCcl& c, const Lab& L, const CclPar
   for (int y = c.ty; y < c.rows; y += c.ny) {
     const uint32_t li = uint32_t(y * kStripWidth + c.tx), w = c.lab[li];
     const size_t gi = size_t(c.r0 + y) * W + x;
-    uint32_t mx = 0;
-    if (w != kOutS) {
-      mx = strip_max(L, w);
-      const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
-      if (add) atomicAdd(sm + gi, add);
-    }
+    if (w == kOutS) continue;
+    const uint32_t mx = strip_max(L, w);
+    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
+    if (add) atomicAdd(sm + gi, add);
     if (plane) plane[gi] = uint8_t(mx);
   }
 }
@@ -756,8 +756,8 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
 //   low == high: S = {A >= high} (every pixel with B >= low has A >= high), no linking;
 //   low < high with a cmax plane for low: S = {B >= low}, labelled by the counting pass: edge iff the
 //     component maximum there is >= high;
-//   otherwise (a low that is only a high of the candidate set; needs the dynamic shared memory of a
-//     strip, which the host gives when the set allows it): the strip is labelled here.
+//   otherwise (a low without a plane: more lows than planes, or a grid value that is not a low of the set;
+//     the host gives the dynamic shared memory of a strip then): the strip is labelled here.
 __global__ void __launch_bounds__(kStripThreads)
 strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
                    int fb_low, int fb_high, Bins bins, LowSlots slots, const uint8_t* __restrict__ cmax,
@@ -811,8 +811,10 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   if (slots.of[lo] >= 0) {
     if (x >= W) return;
     const uint8_t* plane = cmax + size_t(slots.of[lo]) * W * c.H;
-    for (int y = c.ty; y < c.H; y += c.ny)
-      edges[size_t(y) * edges_pitch + x] = plane[size_t(y) * W + x] >= hi ? 255 : 0;
+    for (int y = c.ty; y < c.H; y += c.ny) {
+      const size_t i = size_t(y) * W + x;
+      edges[size_t(y) * edges_pitch + x] = (p.q[i] >> 8) >= lo && plane[i] >= hi ? 255 : 0;  // the plane: S only
+    }
     return;
   }
   strip_load(c, p.q, W, x0);
@@ -835,7 +837,10 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
   if (x >= W || y >= H) return;
   const size_t i = size_t(y) * W + x;
   const ThresholdPair t = pairs[x / kStripWidth];
-  const uint32_t v = t.low == t.high ? (q[i] & 0xffu) : cmax[size_t(slots.of[t.low]) * W * H + i];
+  const uint32_t code = q[i];
+  uint32_t v = code & 0xffu;  // low == high: S = {A >= high}, no linking
+  if (t.low != t.high)  // S = {B >= low}; the plane holds the component maxima there only
+    v = (code >> 8) >= uint32_t(t.low) ? cmax[size_t(slots.of[t.low]) * W * H + i] : 0u;
   edges[size_t(y) * edges_pitch + x] = v >= uint32_t(t.high) ? 255 : 0;
 }
 
@@ -939,32 +944,57 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
   return {};
 }
 
-// The strip kernels' dynamic shared memory above the default 48 KB, set once per CUDA context (function
-// attributes belong to a context: a caller's own context, FFmpeg's say, needs them as well as the device's
-// primary one), and whether the context's device launches clusters (sm_90). The largest strip: dynamic plus static shared memory must fit, and the static part differs
-// per kernel.
-gpu::CudaError allow_strip_smem(bool* clusters) {
+// What the strip paths may use on the current context's device, worked out (and the kernels' dynamic shared
+// memory above the default 48 KB set) once per CUDA context: function attributes belong to a context, so a
+// caller's own context (FFmpeg's, say) needs them as well as the device's primary one.
+//   block_rows: the tallest strip one block labels (kStripMaxRows, or fewer where the device's opt-in shared
+//     memory per block, less each kernel's static shared memory, is smaller: about 840 rows on an A100);
+//   clusters: strip_count_cluster_kernel runs here (a device of compute capability 9.0 or more, the kernel built
+//     for sm_90 or later rather than JIT-compiled from older PTX, whose body traps, and room for its blocks).
+struct StripLimits {
+  int block_rows = 0;
+  bool clusters = false;
+};
+
+gpu::CudaError strip_limits(StripLimits* out) {
   static std::mutex mutex;
-  static std::vector<std::pair<uint64_t, bool>> done;  // context ids (never reused), cluster launches
+  static std::vector<std::pair<uint64_t, StripLimits>> done;  // context ids (never reused)
   uint64_t id = 0;
   if (const gpu::CudaError e = gpu::current_context_id(&id)) return e;
   std::lock_guard<std::mutex> lock(mutex);
   for (const auto& d : done)
     if (d.first == id) {
-      *clusters = d.second;
+      *out = d.second;
       return {};
     }
-  const int bytes = int(size_t(kStripWidth) * kStripMaxRows * (sizeof(uint32_t) + sizeof(uint16_t)));
-  GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  int device = 0, major = 0;
+  int device = 0, major = 0, optin = 0;
   GPUEC_CUDA_CHECK(cudaGetDevice(&device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major >= 9)
-    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          int(kClusterSmem)));
-  done.emplace_back(id, major >= 9);
-  *clusters = major >= 9;
+  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes count{}, fin{}, cluster{};
+  GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&count, strip_count_kernel));
+  GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&fin, strip_final_kernel));
+  const size_t row_bytes = size_t(kStripWidth) * (sizeof(uint32_t) + sizeof(uint16_t));
+  const size_t static_bytes = std::max(count.sharedSizeBytes, fin.sharedSizeBytes);
+  StripLimits l;
+  if (size_t(optin) > static_bytes)
+    l.block_rows = int(std::min<size_t>(kStripMaxRows, (size_t(optin) - static_bytes) / row_bytes));
+  if (l.block_rows > 0) {
+    const int bytes = int(size_t(l.block_rows) * row_bytes);
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  }
+  if (major >= 9) {
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
+    // Built from sm_90 PTX or later (a JIT from the compute_75 PTX of the default build gets the trapping body).
+    l.clusters = cluster.ptxVersion >= 90 && cluster.binaryVersion >= 90 &&
+                 size_t(optin) >= cluster.sharedSizeBytes + kClusterSmem;
+    if (l.clusters)
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(kClusterSmem)));
+  }
+  done.emplace_back(id, l);
+  *out = l;
   return {};
 }
 
@@ -1054,12 +1084,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       if (on_grid[v] && v < nx && slots.of[v] < 0) every_plane = false;  // nx: the largest grid value
     }
   }
-  bool clusters = false;  // the device launches clusters (sm_90)
+  StripLimits room;  // what this device allows the strip paths (not asked outside strip mode)
   if (strips)
-    if (const gpu::CudaError e = allow_strip_smem(&clusters)) return e;
-  const bool block_strips = strips && H <= kStripMaxRows;
+    if (const gpu::CudaError e = strip_limits(&room)) return e;
+  const bool block_strips = strips && H <= room.block_rows;
   const bool cluster_strips =
-      strips && !block_strips && clusters && H <= kMaxClusterBlocks * kClusterRows && every_plane;
+      strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * kClusterRows && every_plane;
   const size_t strip_smem = block_strips ? size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t))
                                          : 0;
   const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
