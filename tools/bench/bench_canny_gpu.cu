@@ -4,6 +4,8 @@
 // and C_0.01 in strip mode and C_0.03 in frame mode. GPU: the whole pipeline with the image and the output
 // on the device, CUDA events around the call, W warm-up calls, median of R; CPU: steady_clock, one core,
 // median of C. Every GPU output is compared with the CPU twin (edge map and pairs); a mismatch exits 1.
+// --cpu-repeats 0: the reference comes from canny::CpuDetector on every core (the twin's bytes,
+// canny_cpu_test), untimed (cpu_us and the ratio print as 0): for GPU runs that only need the check.
 // usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--image SUB]... [--config SUB]...
 // Output: one row per image and configuration (µs), the GPU/CPU ratio; exit 0 ok, 1 mismatch, 2 usage/IO,
 // 3 CUDA error.
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "canny/canny.h"
+#include "canny/canny_cpu.h"
 #include "canny/canny_cuda.h"
 #include "bench_images.h"  // tests/canny
 #include "pgm.h"           // tests/canny
@@ -59,7 +62,7 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
-  if (repeats < 1 || warmup < 0 || cpu_repeats < 1) return kExitUsage;
+  if (repeats < 1 || warmup < 0 || cpu_repeats < 0) return kExitUsage;
 
   std::vector<Image> images;
   if (const char* dir = std::getenv("GPUEC_SHARED_DIR")) {
@@ -132,6 +135,15 @@ int main(int argc, char** argv) {
         }
       };
       auto cpu = [&] {
+        if (cpu_repeats == 0) {
+          canny::CpuDetector det;
+          if (det.init(im.w, im.h, opt, 0) != canny::kOk ||
+              det.detect(im.px.data(), im.w, ref.data(), im.w, ref_pairs.data()) != canny::kOk) {
+            std::fprintf(stderr, "canny-bench-gpu: CpuDetector failed on %s\n", im.name.c_str());
+            std::exit(kExitUsage);
+          }
+          return;
+        }
         if (canny::detect_edges_ref(im.px.data(), im.w, im.h, im.w, opt, ref.data(), im.w, ref_pairs.data(),
                                     work.data(), work.size()) != canny::kOk) {
           std::fprintf(stderr, "canny-bench-gpu: detect_edges_ref failed on %s\n", im.name.c_str());
@@ -139,6 +151,10 @@ int main(int argc, char** argv) {
         }
       };
       std::vector<double> tc;
+      if (cpu_repeats == 0) {
+        cpu();
+        tc.push_back(0.0);
+      }
       for (int r = 0; r < cpu_repeats; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         cpu();

@@ -882,16 +882,16 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
   const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols);
   const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
   const uint32_t unc = uint32_t(nc);
-  // Threads over 32 columns x (blockDim.x / 32) rows: no divisions in the index arithmetic.
+  // A warp takes 32 columns of a row at a time, the warps of the block spread over (row, 32 columns) pairs: every
+  // warp has work for a strip (one pair a row) and for the whole frame's rows (a block may hold a single row).
   const int tx = threadIdx.x % kStripWidth, ty = threadIdx.x / kStripWidth, ny = blockDim.x / kStripWidth;
-  for (int xb = x0; xb < x1; xb += kStripWidth) {
-    const int x = xb + tx;
+  const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
+  for (int k = ty; k < pieces; k += ny) {
+    const int y = y0 + k / chunks, x = x0 + (k % chunks) * kStripWidth + tx;
     if (x >= x1) continue;
-    for (int y = y0 + ty; y < y1; y += ny) {
-      const size_t i = size_t(y) * W + x;
-      const uint32_t sv = sm[i];
-      if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
-    }
+    const size_t i = size_t(y) * W + x;
+    const uint32_t sv = sm[i];
+    if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
   }
   __syncthreads();
   uint32_t* gh = hist + size_t(blockIdx.x) * kHistWords;
