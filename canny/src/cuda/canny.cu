@@ -298,8 +298,21 @@ struct CclParams {
   uint32_t* mx;                // layer l at mx + l * n: maxA of a root (written for pixels of S)
   const ThresholdPair* pairs;  // final pass: the pair of strip x / 32 (all equal in frame/fixed mode)
   int final_pass;
+  int kept;                    // final pass: layers 0 .. kept - 1 still hold the last batch's components (lows in
+                               // layers.low), which the map reads instead of labelling again
   Layers layers;
 };
+
+// The final pass of a region whose pair is (lo, hi) labels S again unless lo == hi (S = {A >= high}, every pixel
+// of it an edge: no linking) or the last batch of lows left the components of S(lo) in a layer (kept_layer).
+__device__ __forceinline__ int kept_layer(const CclParams& p, uint32_t lo) {
+  for (int l = 0; l < p.kept; ++l)
+    if (p.layers.low[l] == lo) return l;
+  return -1;
+}
+__device__ __forceinline__ bool final_needs_labels(const CclParams& p, uint32_t lo, uint32_t hi) {
+  return !p.final_pass || (lo != hi && kept_layer(p, lo) < 0);
+}
 
 __device__ __forceinline__ void layer_pair(const CclParams& p, int l, int x, uint32_t* lo, uint32_t* hi) {
   if (p.final_pass) {
@@ -370,6 +383,7 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   const uint32_t i = uint32_t(size_t(y) * p.width + x);                              \
   uint32_t lo, hi;                                                                   \
   layer_pair(p, l, x, &lo, &hi);                                                     \
+  if (!final_needs_labels(p, lo, hi)) return;                                        \
   const uint32_t code = p.q[i];                                                      \
   if (!in_set(code, lo, hi)) return;                                                 \
   uint32_t* lab = p.lab + size_t(l) * n;
@@ -392,6 +406,7 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p)
   const int rx0 = (x / p.region_w) * p.region_w;  // region of this column (tiles are inside a strip)
   uint32_t lo, hi;
   layer_pair(p, l, x < W ? x : tx0, &lo, &hi);
+  if (!final_needs_labels(p, lo, hi)) return;  // the region's pair: uniform over the tile
   uint32_t codes[kCclRows / kTileY];
 #pragma unroll
   for (int k = 0; k < kCclRows / kTileY; ++k) {
@@ -851,10 +866,15 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
   const size_t i = size_t(y) * p.width + x;
   uint32_t lo, hi;
   layer_pair(p, 0, x, &lo, &hi);
+  const uint32_t code = p.q[i];
   uint8_t e = 0;
-  if (in_set(p.q[i], lo, hi)) {
-    const uint32_t r = __ldcg(p.lab + i);
-    e = __ldcg(p.mx + r) >= hi ? 255 : 0;
+  if (lo == hi) {
+    e = (code & 0xffu) >= hi ? 255 : 0;
+  } else if (in_set(code, lo, hi)) {
+    const int l = kept_layer(p, lo);  // else the final pass labelled layer 0
+    const size_t off = l > 0 ? size_t(l) * size_t(p.width) * p.height : 0;
+    const uint32_t r = __ldcg(p.lab + off + i);
+    e = __ldcg(p.mx + off + r) >= hi ? 255 : 0;
   }
   edges[size_t(y) * edges_pitch + x] = e;
 }
@@ -1117,17 +1137,19 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   } else {
     Bins bins;
     make_bins(options.candidates, nc, &bins);
-    // The distinct lows, a batch at a time (the global label planes of the tile path: ws.layers); SM is
-    // written by the first batch, added to after. Everything the kernels need of the candidates (the lows
-    // and F) travels in the kernel parameters.
+    // The distinct lows, a batch at a time (the global label planes of the tile path: ws.layers), the largest
+    // first; SM is written by the first batch, added to after. Everything the kernels need of the candidates
+    // (the lows and F) travels in the kernel parameters. The tile path's last batch, the smallest lows (the
+    // likeliest picks), stays in its label planes for the final pass (CclParams::kept).
     const int per_batch = block_strips || cluster_strips ? kMaxLayers : ws.layers;
     const int K = (H + kClusterRows - 1) / kClusterRows;  // blocks of a cluster
     int batch = 0;
-    for (int lo = 1; lo <= kMaxThreshold;) {
+    for (int lo = kMaxThreshold; lo >= 1;) {
       p.layers.n = 0;
-      for (; lo <= kMaxThreshold && p.layers.n < per_batch; ++lo)
+      for (; lo >= 1 && p.layers.n < per_batch; --lo)
         if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
       if (p.layers.n == 0) break;
+      p.kept = block_strips || cluster_strips ? 0 : p.layers.n;
       for (int l = 0; l < p.layers.n; ++l)
         p.layers.slot[l] = block_strips || cluster_strips ? slots.of[p.layers.low[l]] : int16_t(-1);
       std::memset(p.layers.f, 0, sizeof p.layers.f);
