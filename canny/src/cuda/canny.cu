@@ -1137,21 +1137,24 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   } else {
     Bins bins;
     make_bins(options.candidates, nc, &bins);
-    // The distinct lows, a batch at a time (the global label planes of the tile path: ws.layers), the largest
-    // first; SM is written by the first batch, added to after. Everything the kernels need of the candidates
-    // (the lows and F) travels in the kernel parameters. The tile path's last batch, the smallest lows (the
-    // likeliest picks), stays in its label planes for the final pass (CclParams::kept).
-    const int per_batch = block_strips || cluster_strips ? kMaxLayers : ws.layers;
+    // The distinct lows, a batch at a time (the global label planes of the tile path: ws.layers); SM is
+    // written by the first batch, added to after. Everything the kernels need of the candidates (the lows
+    // and F) travels in the kernel parameters. The strip kernels take the smallest lows first (their blocks,
+    // the densest sets, start in the first wave); the tile path the largest first, so that its last batch,
+    // the smallest lows (the likeliest picks), stays in its label planes for the final pass (CclParams::kept).
+    const bool smem_strips = block_strips || cluster_strips;
+    const int per_batch = smem_strips ? kMaxLayers : ws.layers;
     const int K = (H + kClusterRows - 1) / kClusterRows;  // blocks of a cluster
+    const int step = smem_strips ? 1 : -1;
     int batch = 0;
-    for (int lo = kMaxThreshold; lo >= 1;) {
+    for (int lo = smem_strips ? 1 : kMaxThreshold; lo >= 1 && lo <= kMaxThreshold;) {
       p.layers.n = 0;
-      for (; lo >= 1 && p.layers.n < per_batch; --lo)
+      for (; lo >= 1 && lo <= kMaxThreshold && p.layers.n < per_batch; lo += step)
         if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
       if (p.layers.n == 0) break;
-      p.kept = block_strips || cluster_strips ? 0 : p.layers.n;
+      p.kept = smem_strips ? 0 : p.layers.n;
       for (int l = 0; l < p.layers.n; ++l)
-        p.layers.slot[l] = block_strips || cluster_strips ? slots.of[p.layers.low[l]] : int16_t(-1);
+        p.layers.slot[l] = smem_strips ? slots.of[p.layers.low[l]] : int16_t(-1);
       std::memset(p.layers.f, 0, sizeof p.layers.f);
       for (int c = 0; c < nc; ++c)
         for (int l = 0; l < p.layers.n; ++l)
