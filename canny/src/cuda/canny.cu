@@ -459,15 +459,27 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p)
   }
 }
 
-// Pass 2: the adjacencies across tile borders, merged in global memory. A pixel of S on the first row of a
-// tile joins its neighbours of S in the row above; one in the first column of a tile (not a region border)
-// joins its neighbours of S in the column to the left. Together with pass 1 that is every 8-adjacency.
-__global__ void ccl_border_kernel(CclParams p) {
-  CCL_PIXEL();
+// Pass 2: the adjacencies across tile borders, merged in global memory: a block of 64 threads per tile (the
+// grid of pass 1), one for each pixel of its first row and of its first column. A pixel of S on the first row of
+// a tile (not the image's) joins its neighbours of S in the row above; one in the first column of a tile (not a
+// region border) joins its neighbours of S in the column to the left (the corner pixel does both, in two
+// threads). Together with pass 1 that is every 8-adjacency.
+constexpr int kBorderThreads = kTileX + kCclRows;
+__global__ void __launch_bounds__(kBorderThreads) ccl_border_kernel(CclParams p) {
+  const int t = int(threadIdx.x), tx0 = blockIdx.x * kTileX, ty0 = blockIdx.y * kCclRows;
+  const bool top = t < kTileX;
+  const int x = top ? tx0 + t : tx0, y = top ? ty0 : ty0 + (t - kTileX);
+  if (x >= p.width || y >= p.height) return;
+  if (top ? ty0 == 0 : (tx0 == 0 || tx0 % p.region_w == 0)) return;
+  const int l = blockIdx.z;
+  const size_t n = size_t(p.width) * p.height;
+  const uint32_t i = uint32_t(size_t(y) * p.width + x);
+  uint32_t lo, hi;
+  layer_pair(p, l, x, &lo, &hi);
+  if (!final_needs_labels(p, lo, hi)) return;
+  if (!in_set(p.q[i], lo, hi)) return;
+  uint32_t* lab = p.lab + size_t(l) * n;
   const int W = p.width;
-  const bool top = y % kCclRows == 0 && y > 0;
-  const bool left = x % kTileX == 0 && x > 0 && x % p.region_w != 0;
-  if (!top && !left) return;
   const int rx0 = (x / p.region_w) * p.region_w, rx1 = min(W, rx0 + p.region_w);
   auto in = [&](int xx, int yy) {
     return xx >= rx0 && xx < rx1 && yy >= 0 && yy < p.height && in_set(p.q[size_t(yy) * W + xx], lo, hi);
@@ -475,26 +487,30 @@ __global__ void ccl_border_kernel(CclParams p) {
   if (top) {
     for (int dx = -1; dx <= 1; ++dx)
       if (in(x + dx, y - 1)) merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) - W + dx));
-  }
-  if (left) {
+  } else {
     for (int dy = -1; dy <= 1; ++dy)
       if (in(x - 1, y + dy)) merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) + int64_t(dy) * W - 1));
   }
 }
 
-// Pass 3: every pixel of S gets its root as parent; every tile root (mx != kNotTileRoot) folds its tile
-// component's maximum into its root's. Only roots receive folds and a root never folds: no read of a
-// maximum races with an atomic on it.
+// Pass 3: every tile root (mx != kNotTileRoot) gets its root as parent and folds its tile component's maximum
+// into the root's. Only roots receive folds and a root never folds: no read of a maximum races with an atomic on
+// it. Any other pixel of S keeps its tile root as parent, so root(p) = lab[lab[p]] for every pixel of S
+// (root_of).
 __global__ void ccl_max_kernel(CclParams p) {
   CCL_PIXEL();
   uint32_t* mx = p.mx + size_t(l) * n;
+  const uint32_t m = mx[i];
+  if (m == kNotTileRoot) return;
   const uint32_t parent = __ldcg(lab + i);
   if (parent == i) return;  // a root
   const uint32_t r = find_root(GlobalLabels{lab}, parent);
   if (r != parent) lab[i] = r;
-  const uint32_t m = mx[i];
-  if (m != kNotTileRoot && m > __ldcg(mx + r)) atomicMax(mx + r, m);
+  if (m > __ldcg(mx + r)) atomicMax(mx + r, m);
 }
+
+// The root of pixel i of S after pass 3 (lab: its layer's parents).
+__device__ __forceinline__ uint32_t root_of(const uint32_t* lab, uint32_t i) { return __ldcg(lab + __ldcg(lab + i)); }
 
 // SM over the layers of a batch: for each layer whose S holds the pixel, F_low(maxA) - F_low(A).
 // accumulate: add to SM (later batches) instead of writing it.
@@ -513,7 +529,7 @@ __global__ void ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate) {
   uint32_t s = 0;
   for (int l = 0; l < nl; ++l) {
     if (b < p.layers.low[l]) continue;
-    const uint32_t r = __ldcg(p.lab + size_t(l) * n + i);
+    const uint32_t r = root_of(p.lab + size_t(l) * n, uint32_t(i));
     const uint32_t m = __ldcg(p.mx + size_t(l) * n + r);
     s += uint32_t(f[l][m]) - uint32_t(f[l][a]);
   }
@@ -873,7 +889,7 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
   } else if (in_set(code, lo, hi)) {
     const int l = kept_layer(p, lo);  // else the final pass labelled layer 0
     const size_t off = l > 0 ? size_t(l) * size_t(p.width) * p.height : 0;
-    const uint32_t r = __ldcg(p.lab + off + i);
+    const uint32_t r = root_of(p.lab + off, uint32_t(i));
     e = __ldcg(p.mx + off + r) >= hi ? 255 : 0;
   }
   edges[size_t(y) * edges_pitch + x] = e;
@@ -1025,7 +1041,7 @@ gpu::CudaError run_ccl(const CclParams& p, int nl, cudaStream_t stream) {
   const dim3 tiles((p.width + kTileX - 1) / kTileX, (p.height + kCclRows - 1) / kCclRows, unsigned(nl));
   ccl_local_kernel<<<tiles, block, 0, stream>>>(p);
   GPUEC_CUDA_CHECK_LAUNCH();
-  ccl_border_kernel<<<grid, block, 0, stream>>>(p);
+  ccl_border_kernel<<<tiles, kBorderThreads, 0, stream>>>(p);
   GPUEC_CUDA_CHECK_LAUNCH();
   ccl_max_kernel<<<grid, block, 0, stream>>>(p);
   GPUEC_CUDA_CHECK_LAUNCH();
