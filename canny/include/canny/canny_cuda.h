@@ -23,7 +23,8 @@
 // for sm_90 or later (a newer GPU running the default build's compute_75 PTX has no cluster path). Taller
 // strips, those cases, and frame mode:
 // union-find over 32 x 32 tiles in shared memory, then the tile borders and the roots in global memory
-// (Playne-Hawick lock-free union), up to 8 lows a batch (4 above 4 Mpixels), the largest lows first; the map's
+// (Playne-Hawick lock-free union; the roots pass takes only the tile roots, the other pixels reach their root
+// through their tile root), up to 8 lows a batch (4 above 4 Mpixels), the largest lows first; the map's
 // pass reads the components of the pair's low from the last batch's label planes where they are there, and
 // labels S again only otherwise (the histograms: every warp of select_kernel's blocks at work, a block may hold
 // a single row of the frame).
