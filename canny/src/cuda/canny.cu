@@ -1167,7 +1167,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       p.layers.n = 0;
       for (; lo >= 1 && lo <= kMaxThreshold && p.layers.n < per_batch; lo += step)
         if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
-      if (p.layers.n == 0) break;
+      if (p.layers.n == 0) break;  // p.layers.low still holds the last batch's lows: kept_layer reads them
       p.kept = smem_strips ? 0 : p.layers.n;
       for (int l = 0; l < p.layers.n; ++l)
         p.layers.slot[l] = smem_strips ? slots.of[p.layers.low[l]] : int16_t(-1);
@@ -1224,7 +1224,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     }
   }
   p.final_pass = 1;
-  p.layers.n = 1;
+  p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
   if (const gpu::CudaError e = run_ccl(p, 1, stream)) return e;
   ccl_output_kernel<<<grid, block, 0, stream>>>(p, edges, edges_pitch);
   GPUEC_CUDA_CHECK_LAUNCH();
