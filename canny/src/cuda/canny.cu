@@ -375,9 +375,10 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   }
 }
 
-#define CCL_PIXEL()                                                                  \
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y; \
-  if (x >= p.width || y >= p.height) return;                                         \
+// The pixel (x, y) of layer blockIdx.z (x and y in scope, inside the image): returns unless it lies in S of its
+// layer's pair (or the final pass has no labels to make for it); defines l, n, i, lo, hi, code and lab (the
+// layer's parents).
+#define CCL_PIXEL_AT()                                                               \
   const int l = blockIdx.z;                                                          \
   const size_t n = size_t(p.width) * p.height;                                       \
   const uint32_t i = uint32_t(size_t(y) * p.width + x);                              \
@@ -387,6 +388,12 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   const uint32_t code = p.q[i];                                                      \
   if (!in_set(code, lo, hi)) return;                                                 \
   uint32_t* lab = p.lab + size_t(l) * n;
+
+// CCL_PIXEL_AT for a thread per pixel (blocks of kTileX x kTileY).
+#define CCL_PIXEL()                                                                           \
+  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y; \
+  if (x >= p.width || y >= p.height) return;                                                \
+  CCL_PIXEL_AT()
 
 // Tiles of 32 x kCclRows pixels (32-column aligned: a tile never straddles a strip). Pass 1 labels each
 // tile alone in shared memory (local union-find with the neighbours above and to the left, the same
@@ -471,14 +478,7 @@ __global__ void __launch_bounds__(kBorderThreads) ccl_border_kernel(CclParams p)
   const int x = top ? tx0 + t : tx0, y = top ? ty0 : ty0 + (t - kTileX);
   if (x >= p.width || y >= p.height) return;
   if (top ? ty0 == 0 : (tx0 == 0 || tx0 % p.region_w == 0)) return;
-  const int l = blockIdx.z;
-  const size_t n = size_t(p.width) * p.height;
-  const uint32_t i = uint32_t(size_t(y) * p.width + x);
-  uint32_t lo, hi;
-  layer_pair(p, l, x, &lo, &hi);
-  if (!final_needs_labels(p, lo, hi)) return;
-  if (!in_set(p.q[i], lo, hi)) return;
-  uint32_t* lab = p.lab + size_t(l) * n;
+  CCL_PIXEL_AT();
   const int W = p.width;
   const int rx0 = (x / p.region_w) * p.region_w, rx1 = min(W, rx0 + p.region_w);
   auto in = [&](int xx, int yy) {
