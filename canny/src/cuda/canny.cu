@@ -922,12 +922,22 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
   // warp has work for a strip (one pair a row) and for the whole frame's rows (a block may hold a single row).
   const int tx = threadIdx.x % kStripWidth, ty = threadIdx.x / kStripWidth, ny = blockDim.x / kStripWidth;
   const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
-  for (int k = ty; k < pieces; k += ny) {
-    const int y = y0 + k / chunks, x = x0 + (k % chunks) * kStripWidth + tx;
-    if (x >= x1) continue;
-    const size_t i = size_t(y) * W + x;
-    const uint32_t sv = sm[i];
-    if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
+  if (chunks == 1) {  // a strip: a row per warp, without the division below
+    const int x = x0 + tx;
+    if (x < x1)
+      for (int y = y0 + ty; y < y1; y += ny) {
+        const size_t i = size_t(y) * W + x;
+        const uint32_t sv = sm[i];
+        if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
+      }
+  } else {
+    for (int k = ty; k < pieces; k += ny) {
+      const int y = y0 + k / chunks, x = x0 + (k % chunks) * kStripWidth + tx;
+      if (x >= x1) continue;
+      const size_t i = size_t(y) * W + x;
+      const uint32_t sv = sm[i];
+      if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
+    }
   }
   __syncthreads();
   uint32_t* gh = hist + size_t(blockIdx.x) * kHistWords;
