@@ -418,6 +418,68 @@ TEST(CannyCuda, StripFinalPassPaths) {
   EXPECT_GT(relabel, 0);
 }
 
+// The tile path's final pass (canny.cu, CclParams::kept): the map of a region whose pair has low == high needs no
+// labels; one whose low is in the last batch of lows reads that batch's label planes; any other is labelled again.
+// The batches take the lows in decreasing order, 8 a batch up to 4 Mpixels (4 up to 16), the first one the
+// remainder, so the kept lows are the smallest min(8, lows) ones. Which way a region went follows from the CPU
+// twin's pairs: frame mode on several images and sets, and strip mode on strips too tall for the shared-memory
+// paths (the tile path), must each reach the kept and the relabelled ways.
+TEST(CannyCuda, TileFinalPassPaths) {
+  REQUIRE_GPU_AND_SHARED_DIR(dir);
+  std::mt19937 rng(test_seed() + 12);
+  const bool small = under_sanitizer();
+  std::vector<std::vector<CandidatePair>> sets = {standard_set(1), standard_set(3)};
+  std::vector<CandidatePair> few_lows, nine_lows;
+  for (int high = 3; high <= 60; ++high) few_lows.push_back({1, uint8_t(high)}), few_lows.push_back({2, uint8_t(high)});
+  for (int low = 1; low <= 9; ++low)
+    for (int high = low + 1; high <= low + 20; ++high) nine_lows.push_back({uint8_t(low), uint8_t(high)});
+  sets.push_back(few_lows);
+  sets.push_back(nine_lows);
+  sets.push_back({{2, 10}, {5, 20}, {5, 30}});
+  int kept = 0, relabel = 0, equal = 0;
+  auto tally = [&](const std::vector<CandidatePair>& set, const std::vector<ThresholdPair>& pairs, int w, int h) {
+    std::vector<int> lows;
+    for (const CandidatePair& cp : set)
+      if (std::find(lows.begin(), lows.end(), int(cp.low)) == lows.end()) lows.push_back(cp.low);
+    std::sort(lows.begin(), lows.end());
+    const int64_t n = int64_t(w) * h;
+    const size_t per_batch = n <= (int64_t(1) << 22) ? 8 : (n <= (int64_t(1) << 24) ? 4 : 1);
+    lows.resize(std::min(lows.size(), per_batch));  // the kept batch: the smallest lows
+    for (const ThresholdPair& p : pairs) {
+      if (p.low == p.high) ++equal;
+      else if (std::find(lows.begin(), lows.end(), p.low) != lows.end()) ++kept;
+      else ++relabel;
+    }
+  };
+  std::vector<Image> images;
+  for (const char* n : {"barbara_512.pgm", "boat_512.pgm", "cameraman_512.pgm"}) {
+    Image img(1, 1);
+    if (read_pgm(std::string(dir) + "/images/standard/" + n, &img)) images.push_back(small ? top_left(img) : img);
+  }
+  images.push_back(structure_image(small ? 70 : 300, small ? 40 : 200, rng));
+  for (const Image& img : images)
+    for (const auto& set : sets) {
+      Config c;
+      c.mode = ThresholdMode::kFrame;
+      c.custom = set;
+      std::vector<ThresholdPair> pairs;
+      if (compare(img, c, &pairs)) tally(set, {pairs[0]}, img.w, img.h);
+    }
+  if (!small) {  // strips of 4500 rows: beyond the shared-memory paths, so the tile path with 32-column regions
+    const Image tall = structure_image(96, 4500, rng);
+    for (const auto& set : {few_lows, nine_lows, standard_set(1)}) {
+      Config c;
+      c.custom = set;
+      std::vector<ThresholdPair> pairs;
+      if (compare(tall, c, &pairs)) tally(set, pairs, tall.w, tall.h);
+    }
+  }
+  if (small) return;  // the crops need not reach every way
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(relabel, 0);
+  std::printf("tile final pass: %d kept, %d labelled again, %d low == high\n", kept, relabel, equal);
+}
+
 // Heights around the CUDA twin's limits: 256 rows (48 KB of shared memory per strip, the default limit),
 // 1184 (the largest strip one block keeps in shared memory) and 1185 (a cluster of blocks on sm_90, else the
 // tile path), and a 32 x 33 tile edge.

@@ -1172,10 +1172,14 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const int per_batch = smem_strips ? kMaxLayers : ws.layers;
     const int K = (H + kClusterRows - 1) / kClusterRows;  // blocks of a cluster
     const int step = smem_strips ? 1 : -1;
+    int nlows = 0;
+    for (int v = 1; v <= kMaxThreshold; ++v) nlows += has_low[v];
+    // The tile path's first batch takes the remainder, so that the kept last batch is a full one.
+    int cap = smem_strips || nlows % per_batch == 0 ? per_batch : nlows % per_batch;
     int batch = 0;
-    for (int lo = smem_strips ? 1 : kMaxThreshold; lo >= 1 && lo <= kMaxThreshold;) {
+    for (int lo = smem_strips ? 1 : kMaxThreshold; lo >= 1 && lo <= kMaxThreshold; cap = per_batch) {
       p.layers.n = 0;
-      for (; lo >= 1 && lo <= kMaxThreshold && p.layers.n < per_batch; lo += step)
+      for (; lo >= 1 && lo <= kMaxThreshold && p.layers.n < cap; lo += step)
         if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
       if (p.layers.n == 0) break;  // p.layers.low still holds the last batch's lows: kept_layer reads them
       p.kept = smem_strips ? 0 : p.layers.n;
@@ -1220,7 +1224,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // Rows of a region split over blocks of about kSelectPixels pixels each.
     const int nregions = strips ? ns : 1;
     const int rcols = strips ? kStripWidth : W;
-    const int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
+    int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
+    const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
+    splits = (H + split_rows - 1) / split_rows;         // no block without rows
     if (splits > 1)
       GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.hist, 0, sizeof(uint32_t) * size_t(nregions) * (kHistWords + 1), stream));
     select_kernel<<<dim3(nregions, splits), kSelectThreads, 0, stream>>>(
