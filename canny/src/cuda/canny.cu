@@ -470,13 +470,12 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p)
 // grid of pass 1), one for each pixel of its first row and of its first column. A pixel of S on the first row of
 // a tile (not the image's) joins its neighbours of S in the row above; one in the first column of a tile (not a
 // region border) joins its neighbours of S in the column to the left (the corner pixel does both, in two
-// threads). Together with pass 1 that is every 8-adjacency.
-constexpr int kBorderThreads = kTileX + kCclRows;
-__global__ void __launch_bounds__(kBorderThreads) ccl_border_kernel(CclParams p) {
-  const int t = int(threadIdx.x), tx0 = blockIdx.x * kTileX, ty0 = blockIdx.y * kCclRows;
+// threads). Together with pass 1 that is every 8-adjacency. ccl_border_pixel: thread t of the tile at (tx0, ty0)
+// (t < 32: the first row; then the first column), tile_rows rows.
+__device__ __forceinline__ void ccl_border_pixel(const CclParams& p, int tx0, int ty0, int t, int tile_rows) {
   const bool top = t < kTileX;
   const int x = top ? tx0 + t : tx0, y = top ? ty0 : ty0 + (t - kTileX);
-  if (x >= p.width || y >= p.height) return;
+  if (x >= p.width || y >= p.height || t >= kTileX + tile_rows) return;
   if (top ? ty0 == 0 : (tx0 == 0 || tx0 % p.region_w == 0)) return;
   CCL_PIXEL_AT();
   const int W = p.width;
@@ -493,6 +492,11 @@ __global__ void __launch_bounds__(kBorderThreads) ccl_border_kernel(CclParams p)
   }
 }
 
+constexpr int kBorderThreads = kTileX + kCclRows;
+__global__ void __launch_bounds__(kBorderThreads) ccl_border_kernel(CclParams p) {
+  ccl_border_pixel(p, blockIdx.x * kTileX, blockIdx.y * kCclRows, int(threadIdx.x), kCclRows);
+}
+
 // Pass 3: every tile root (mx != kNotTileRoot) gets its root as parent and folds its tile component's maximum
 // into the root's. Only roots receive folds and a root never folds: no read of a maximum races with an atomic on
 // it. Any other pixel of S keeps its tile root as parent, so root(p) = lab[lab[p]] for every pixel of S
@@ -507,6 +511,35 @@ __global__ void ccl_max_kernel(CclParams p) {
   const uint32_t r = find_root(GlobalLabels{lab}, parent);
   if (r != parent) lab[i] = r;
   if (m > __ldcg(mx + r)) atomicMax(mx + r, m);
+}
+
+// Pass 3 for the tiles of ccl_strip_local_kernel, which marks its tile roots in `roots` (layer l: word
+// y * ns + s holds bit x of pixel (32 s + x, y)): a thread a word, the same work as ccl_max_kernel for each
+// tile root, without a thread for every pixel.
+__global__ void ccl_max_roots_kernel(CclParams p, const uint32_t* __restrict__ roots, int ns) {
+  const int l = blockIdx.z;
+  const size_t k = size_t(blockIdx.x) * blockDim.x + threadIdx.x, words = size_t(ns) * p.height;
+  if (k >= words) return;
+  const int s = int(k % size_t(ns));
+  uint32_t lo, hi;
+  layer_pair(p, l, s * kStripWidth, &lo, &hi);
+  if (!final_needs_labels(p, lo, hi)) return;
+  uint32_t bits = roots[size_t(l) * words + k];
+  if (!bits) return;
+  const size_t n = size_t(p.width) * p.height;
+  uint32_t* lab = p.lab + size_t(l) * n;
+  uint32_t* mx = p.mx + size_t(l) * n;
+  const uint32_t row = uint32_t((k / size_t(ns)) * p.width) + uint32_t(s * kStripWidth);
+  do {
+    const uint32_t i = row + uint32_t(__ffs(bits) - 1);
+    bits &= bits - 1;
+    const uint32_t m = mx[i];
+    const uint32_t parent = __ldcg(lab + i);
+    if (parent == i) continue;  // a root
+    const uint32_t r = find_root(GlobalLabels{lab}, parent);
+    if (r != parent) lab[i] = r;
+    if (m > __ldcg(mx + r)) atomicMax(mx + r, m);
+  } while (bits);
 }
 
 // The root of pixel i of S after pass 3 (lab: its layer's parents).
@@ -564,6 +597,7 @@ struct StripCcl {
   uint16_t* codes;  // shared: their codes (0 past the width)
   int H;            // the strip's height
   int r0, rows;     // this block's rows of the strip: [r0, r0 + rows) (the whole strip but in a cluster)
+  int top;          // the first strip row whose labels the labelling reaches (0; r0 for a tile of the tile path)
   int tx, ty, ny;   // column in the strip; first row and row step of this thread (rows of this block)
 };
 
@@ -683,7 +717,7 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
     prev = in ? node : kOutS;
   }
   L.sync();
-  if (y0 > 0 && y0 < y1) {  // the chunk's first row against the row above (in the block above for its first chunk)
+  if (y0 > c.top && y0 < y1) {  // the chunk's first row against the row above (in the block above for its first chunk)
     const uint32_t li = uint32_t(y0 * kStripWidth + lane);
     if (lab[li - base] != kOutS) {
       for (int dx = -1; dx <= 1; ++dx) {
@@ -744,7 +778,7 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = p.layers.f[l][k];
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height,
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height, 0,
              int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   __syncthreads();
@@ -770,7 +804,7 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
   if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
   const int r0 = k * kClusterRows, rows = min(kClusterRows, p.height - r0);
   StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * kClusterRows), p.height, r0,
-             rows, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+             rows, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part};
@@ -780,6 +814,87 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
 #else
   __trap();  // clusters need sm_90: the host never launches this kernel below it
 #endif
+}
+
+// The tile path's pass 1 with tiles of 32 x tile_rows pixels (a strip, or an equal part of one; tile_rows up to
+// StripLimits::block_rows): a block per (tile, layer) labels its tile in shared memory as the strip kernels do
+// (strip_label), then writes what ccl_local_kernel writes: for every pixel of S the global index of its tile root
+// as its parent, and for every tile root the maximum of A over its tile component (kNotTileRoot for the others).
+// Global indices keep the order of the strip's indices, so parents stay at smaller indices. With `roots`, it
+// also marks its tile roots there for ccl_max_roots_kernel (a word per row of the tile).
+__global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParams p, int tile_rows, uint32_t* roots) {
+  extern __shared__ uint32_t strip_lab[];
+  const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
+  const int r0 = blockIdx.y * tile_rows, rows = min(tile_rows, H - r0);
+  uint32_t lo, hi;
+  layer_pair(p, l, x0, &lo, &hi);
+  if (!final_needs_labels(p, lo, hi)) return;  // the strip's pair: the same for the whole block
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * tile_rows), H, r0, rows, r0,
+             int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  strip_load(c, p.q, W, x0);
+  __syncthreads();
+  strip_label(c, SharedLabels{strip_lab, uint32_t(r0 * kStripWidth)}, lo, hi);
+  const int x = x0 + c.tx;
+  const size_t n = size_t(W) * H;
+  uint32_t* lab = p.lab + size_t(l) * n;
+  uint32_t* mx = p.mx + size_t(l) * n;
+  uint32_t* bits = roots ? roots + size_t(l) * gridDim.x * H + blockIdx.x : nullptr;
+  for (int y = c.ty; y < rows; y += c.ny) {
+    const uint32_t w = strip_lab[y * kStripWidth + c.tx];
+    const bool in = x < W && w != kOutS, root = in && (w & kAcc) != 0;
+    if (bits) {
+      const uint32_t b = __ballot_sync(0xffffffffu, root);
+      if (c.tx == 0) bits[size_t(r0 + y) * gridDim.x] = b;
+    }
+    if (!in) continue;
+    const size_t gi = size_t(r0 + y) * W + x;
+    lab[gi] = root ? uint32_t(gi) : uint32_t(size_t(w / kStripWidth) * W + x0 + w % kStripWidth);
+    mx[gi] = root ? (w & 0xffu) : kNotTileRoot;
+  }
+}
+
+// Pass 2 for the tiles of ccl_strip_local_kernel: block (strip, chunk of kStripBorderThreads rows of a tile,
+// layer). A thread takes a row of the tile's first column, and the first 32 threads of a tile's first chunk its
+// first row (ccl_border_pixel). A pixel of the first column joins the pixels of S of column x0 - 1 in rows
+// y - 1 .. y + 1, but each merge is made on the parents (a pixel's tile root, or what a tile root now points to:
+// the same set either way), and a lane leaves out the pairs the lane above merges: a component that crosses the
+// border over many rows is merged by the first lane of each warp, not by every row.
+constexpr int kStripBorderThreads = 256;
+constexpr uint32_t kNoParent = 0xffffffffu;
+__global__ void __launch_bounds__(kStripBorderThreads) ccl_strip_border_kernel(CclParams p, int tile_rows) {
+  const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
+  const int chunks = (tile_rows + kStripBorderThreads - 1) / kStripBorderThreads;
+  const int r0 = int(blockIdx.y) / chunks * tile_rows, rows = min(tile_rows, H - r0);
+  const int yt = int(blockIdx.y) % chunks * kStripBorderThreads + int(threadIdx.x), y = r0 + yt;
+  if (yt < kTileX) ccl_border_pixel(p, x0, r0, yt, 0);  // the tile's first row
+  if (x0 == 0 || x0 % p.region_w == 0) return;       // a region border: the same for the whole block
+  uint32_t lo, hi;
+  layer_pair(p, l, x0, &lo, &hi);  // one region: the pair of every pixel
+  if (!final_needs_labels(p, lo, hi)) return;
+  const size_t n = size_t(W) * H;
+  uint32_t* lab = p.lab + size_t(l) * n;
+  const int lane = int(threadIdx.x) % 32;
+  auto parent = [&](int yy) {  // the parent of (x0 - 1, yy) if it is in S
+    if (yy < 0 || yy >= H) return kNoParent;
+    const size_t j = size_t(yy) * W + x0 - 1;
+    return in_set(p.q[j], lo, hi) ? __ldcg(lab + j) : kNoParent;
+  };
+  const bool row = yt < rows;
+  const size_t i = size_t(row ? y : r0) * W + x0;
+  const uint32_t a = row && in_set(p.q[i], lo, hi) ? __ldcg(lab + i) : kNoParent;
+  const uint32_t b = row ? parent(y) : kNoParent;
+  uint32_t bu = __shfl_up_sync(0xffffffffu, b, 1), bd = __shfl_down_sync(0xffffffffu, b, 1);
+  const uint32_t au = __shfl_up_sync(0xffffffffu, a, 1);
+  const bool first = lane == 0 || yt == 0;  // no lane above in this tile's column
+  if (first) bu = row ? parent(y - 1) : kNoParent;
+  if (lane == 31 || yt + 1 >= rows) bd = row ? parent(y + 1) : kNoParent;
+  if (a == kNoParent) return;
+  const GlobalLabels G{lab};
+  // With the same parent, the lane above (rows y - 2 .. y of the left column) merges (a, bu) and (a, b).
+  const bool above = !first && au == a;
+  if (bu != kNoParent && !above) merge(G, a, bu);
+  if (b != kNoParent && b != bu && !above) merge(G, a, b);
+  if (bd != kNoParent && bd != b && bd != bu) merge(G, a, bd);
 }
 
 // Final pass of strip mode: block = strip. Medina-Carnicer's histograms over the strip, the pair
@@ -800,7 +915,7 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height,
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height, 0,
              int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
@@ -1017,11 +1132,12 @@ gpu::CudaError strip_limits(StripLimits* out) {
   GPUEC_CUDA_CHECK(cudaGetDevice(&device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  cudaFuncAttributes count{}, fin{}, cluster{};
+  cudaFuncAttributes count{}, fin{}, tile{}, cluster{};
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&count, strip_count_kernel));
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&fin, strip_final_kernel));
+  GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&tile, ccl_strip_local_kernel));
   const size_t row_bytes = size_t(kStripWidth) * (sizeof(uint32_t) + sizeof(uint16_t));
-  const size_t static_bytes = std::max(count.sharedSizeBytes, fin.sharedSizeBytes);
+  const size_t static_bytes = std::max({count.sharedSizeBytes, fin.sharedSizeBytes, tile.sharedSizeBytes});
   StripLimits l;
   if (size_t(optin) > static_bytes)
     l.block_rows = int(std::min<size_t>(kStripMaxRows, (size_t(optin) - static_bytes) / row_bytes));
@@ -1029,6 +1145,7 @@ gpu::CudaError strip_limits(StripLimits* out) {
     const int bytes = int(size_t(l.block_rows) * row_bytes);
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
   if (major >= 9) {
     GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
@@ -1044,15 +1161,40 @@ gpu::CudaError strip_limits(StripLimits* out) {
   return {};
 }
 
-// Labels S of every layer of p (init, union, compress + maximum).
-gpu::CudaError run_ccl(const CclParams& p, int nl, cudaStream_t stream) {
+// Labels S of every layer of p (init, union, compress + maximum). Pass 1 takes tiles of 32 columns and as many
+// rows as one block holds in shared memory (room.block_rows: the whole strip where it fits, else equal parts of
+// it), labelled as the strip kernels label; on a device without that room, tiles of 32 x 32 (ccl_local_kernel).
+// spare: words free for the rest of the call, where the strip tiles mark their roots when they fit.
+gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* spare, size_t spare_words,
+                       cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
   const dim3 grid((p.width + kTileX - 1) / kTileX, (p.height + kTileY - 1) / kTileY, unsigned(nl));
-  const dim3 tiles((p.width + kTileX - 1) / kTileX, (p.height + kCclRows - 1) / kCclRows, unsigned(nl));
-  ccl_local_kernel<<<tiles, block, 0, stream>>>(p);
-  GPUEC_CUDA_CHECK_LAUNCH();
-  ccl_border_kernel<<<tiles, kBorderThreads, 0, stream>>>(p);
-  GPUEC_CUDA_CHECK_LAUNCH();
+  if (room.block_rows >= kCclRows) {
+    const int ns = (p.width + kStripWidth - 1) / kStripWidth;
+    const int parts = (p.height + room.block_rows - 1) / room.block_rows;
+    const int rows = (p.height + parts - 1) / parts;
+    const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
+    const size_t smem = size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
+    const size_t words = size_t(ns) * size_t(p.height);
+    uint32_t* roots = words * size_t(nl) <= spare_words ? spare : nullptr;
+    ccl_strip_local_kernel<<<tiles, kStripThreads, smem, stream>>>(p, rows, roots);
+    GPUEC_CUDA_CHECK_LAUNCH();
+    const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
+    ccl_strip_border_kernel<<<dim3(unsigned(ns), unsigned(parts * chunks), unsigned(nl)), kStripBorderThreads, 0,
+                              stream>>>(p, rows);
+    GPUEC_CUDA_CHECK_LAUNCH();
+    if (roots) {
+      ccl_max_roots_kernel<<<dim3(unsigned((words + 255) / 256), 1, unsigned(nl)), 256, 0, stream>>>(p, roots, ns);
+      GPUEC_CUDA_CHECK_LAUNCH();
+      return {};
+    }
+  } else {
+    const dim3 tiles((p.width + kTileX - 1) / kTileX, (p.height + kCclRows - 1) / kCclRows, unsigned(nl));
+    ccl_local_kernel<<<tiles, block, 0, stream>>>(p);
+    GPUEC_CUDA_CHECK_LAUNCH();
+    ccl_border_kernel<<<tiles, kBorderThreads, 0, stream>>>(p);
+    GPUEC_CUDA_CHECK_LAUNCH();
+  }
   ccl_max_kernel<<<grid, block, 0, stream>>>(p);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
@@ -1130,9 +1272,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       if (on_grid[v] && v < nx && slots.of[v] < 0) every_plane = false;  // nx: the largest grid value
     }
   }
-  StripLimits room;  // what this device allows the strip paths (not asked outside strip mode)
-  if (strips)
-    if (const gpu::CudaError e = strip_limits(&room)) return e;
+  StripLimits room;  // what this device allows the strip paths and the tile path's labelling
+  if (const gpu::CudaError e = strip_limits(&room)) return e;
   const bool block_strips = strips && H <= room.block_rows;
   const bool cluster_strips =
       strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * kClusterRows && every_plane;
@@ -1146,6 +1287,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
+  // mk (W x H words) is dead once the codes are made: the tile path marks its tile roots there.
+  uint32_t* spare = reinterpret_cast<uint32_t*>(ws.mk);
+  const size_t spare_words = size_t(W) * size_t(H);
 
   CclParams p{};
   p.q = ws.q;
@@ -1209,7 +1353,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         cfg.numAttrs = 1;
         GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ws.sm, cmax));
       } else {
-        if (const gpu::CudaError e = run_ccl(p, p.layers.n, stream)) return e;
+        if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, spare, spare_words, stream)) return e;
         ccl_count_kernel<<<grid, block, 0, stream>>>(p, ws.sm, batch > 0);
         GPUEC_CUDA_CHECK_LAUNCH();
       }
@@ -1241,7 +1385,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   }
   p.final_pass = 1;
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
-  if (const gpu::CudaError e = run_ccl(p, 1, stream)) return e;
+  if (const gpu::CudaError e = run_ccl(p, 1, room, spare, spare_words, stream)) return e;
   ccl_output_kernel<<<grid, block, 0, stream>>>(p, edges, edges_pitch);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
