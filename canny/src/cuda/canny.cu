@@ -39,7 +39,8 @@ bool valid_size(int width, int height) {
 
 struct Workspace {
   uint32_t* max2;          // 1 word: max of gx^2 + gy^2
-  float* mk;               // W x H: the magnitude where NMS keeps the pixel, else 0
+  float* mk;               // W x H: the magnitude where NMS keeps the pixel, else 0; then (the tile path) the bit
+                           // rows of the tile roots, tile_root_words(W, H, layers)
   float* g;                // W x H, G (pitch W)
   uint16_t* q;             // W x H threshold codes
   uint32_t* sm;            // W x H, SM counts
@@ -58,6 +59,11 @@ size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
 // covers C_0.01's 25 lows.
 int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 4 : 1); }
 
+// The tile path's bit rows of tile roots: a word per row of a strip and label plane.
+size_t tile_root_words(int width, int height, int layers) {
+  return size_t(strip_count(width)) * size_t(height) * size_t(layers);
+}
+
 size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   const size_t n = size_t(width) * size_t(height);
   const int layers = label_layers(n);
@@ -68,7 +74,7 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
     return p;
   };
   uint8_t* max2 = take(4);
-  uint8_t* mk = take(n * 4);
+  uint8_t* mk = take(std::max(n, tile_root_words(width, height, layers)) * 4);
   uint8_t* g = take(n * 4);
   uint8_t* q = take(n * 2);
   uint8_t* sm = take(n * 4);
@@ -395,128 +401,38 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   if (x >= p.width || y >= p.height) return;                                                \
   CCL_PIXEL_AT()
 
-// Tiles of 32 x kCclRows pixels (32-column aligned: a tile never straddles a strip). Pass 1 labels each
-// tile alone in shared memory (local union-find with the neighbours above and to the left, the same
-// lock-free scheme), then writes, for every pixel of S, the global index of its tile root as its parent,
-// and for every tile root the maximum of A over its tile component.
-constexpr int kCclRows = 32;
+// ---- the tile path: labels in global memory --------------------------------------------------------------
+// Frame mode, and strip mode for strips that no block or cluster holds (taller ones, GPUs before sm_90, sets
+// whose pair may need labelling again). Tiles of 32 columns (a tile never straddles a strip) and as many rows as
+// a block holds in shared memory (the whole height where it fits, else equal parts of it):
+//   pass 1 (ccl_strip_local_kernel, with the strip kernels below) labels each tile alone as strip_label does,
+//     then writes, for every pixel of S, the global index of its tile root as its parent, and for every tile
+//     root the maximum of A over its tile component; it marks the tile roots in bit rows;
+//   pass 2 (ccl_strip_border_kernel) merges, in global memory, the pixels of S across the tiles' borders;
+//   pass 3 (ccl_max_roots_kernel) hangs every tile root under its root and folds its maximum in;
+//   pass 4 (ccl_resolve_roots_kernel) gives every tile root the maximum of its whole component.
+// Then the maximum of the component of any pixel p of S is mx[lab[p]] (comp_max).
 constexpr uint32_t kNotTileRoot = 0xffffffffu;  // mx of a pixel of S that is not a tile root
 
-__global__ void __launch_bounds__(kTileX * kTileY) ccl_local_kernel(CclParams p) {
-  constexpr uint32_t kOut = 0xffffffffu;  // not in S
-  __shared__ uint32_t lab_s[kCclRows * kTileX];
-  __shared__ uint32_t mx_s[kCclRows * kTileX];
-  const SharedLabels tile{lab_s, 0};
-  const int W = p.width, H = p.height, l = blockIdx.z;
-  const int tx0 = blockIdx.x * kTileX, ty0 = blockIdx.y * kCclRows;
-  const int x = tx0 + threadIdx.x;
-  const int rx0 = (x / p.region_w) * p.region_w;  // region of this column (tiles are inside a strip)
-  uint32_t lo, hi;
-  layer_pair(p, l, x < W ? x : tx0, &lo, &hi);
-  if (!final_needs_labels(p, lo, hi)) return;  // the region's pair: uniform over the tile
-  uint32_t codes[kCclRows / kTileY];
-#pragma unroll
-  for (int k = 0; k < kCclRows / kTileY; ++k) {
-    const int ly = threadIdx.y + k * kTileY, y = ty0 + ly;
-    const uint32_t li = uint32_t(ly * kTileX + threadIdx.x);
-    codes[k] = (x < W && y < H) ? p.q[size_t(y) * W + x] : 0u;
-    const bool in = x < W && y < H && in_set(codes[k], lo, hi);
-    lab_s[li] = in ? li : kOut;
-    mx_s[li] = codes[k] & 0xffu;
-  }
-  __syncthreads();
-  auto in_tile = [&](int lx, int ly) {
-    return lx >= 0 && lx < kTileX && ly >= 0 && tx0 + lx >= rx0 && lab_s[ly * kTileX + lx] != kOut;
-  };
-#pragma unroll
-  for (int k = 0; k < kCclRows / kTileY; ++k) {
-    const int lx = threadIdx.x, ly = threadIdx.y + k * kTileY;
-    const uint32_t li = uint32_t(ly * kTileX + lx);
-    if (lab_s[li] == kOut) continue;  // set before the barrier; merges never write a pixel outside S
-    if (in_tile(lx, ly - 1)) {
-      merge(tile, li, li - kTileX);
-      continue;
-    }
-    if (in_tile(lx - 1, ly)) merge(tile, li, li - 1);
-    else if (in_tile(lx - 1, ly - 1)) merge(tile, li, li - kTileX - 1);
-    if (in_tile(lx + 1, ly - 1)) merge(tile, li, li - kTileX + 1);
-  }
-  __syncthreads();
-  uint32_t root[kCclRows / kTileY];
-#pragma unroll
-  for (int k = 0; k < kCclRows / kTileY; ++k) {
-    const uint32_t li = uint32_t((threadIdx.y + k * kTileY) * kTileX + threadIdx.x);
-    root[k] = kOut;
-    if (lab_s[li] == kOut) continue;
-    root[k] = find_root(tile, li);
-    if (root[k] != li) atomicMax(mx_s + root[k], codes[k] & 0xffu);
-  }
-  __syncthreads();
-  const size_t n = size_t(W) * H;
-  uint32_t* lab = p.lab + size_t(l) * n;
-  uint32_t* mx = p.mx + size_t(l) * n;
-#pragma unroll
-  for (int k = 0; k < kCclRows / kTileY; ++k) {
-    if (root[k] == kOut) continue;
-    const int ly = threadIdx.y + k * kTileY;
-    const size_t gi = size_t(ty0 + ly) * W + x;
-    const uint32_t r = root[k];
-    lab[gi] = uint32_t(size_t(ty0 + int(r / kTileX)) * W + tx0 + int(r % kTileX));
-    mx[gi] = r == uint32_t(ly * kTileX + threadIdx.x) ? mx_s[r] : kNotTileRoot;
-  }
-}
-
-// Pass 2: the adjacencies across tile borders, merged in global memory: a block of 64 threads per tile (the
-// grid of pass 1), one for each pixel of its first row and of its first column. A pixel of S on the first row of
-// a tile (not the image's) joins its neighbours of S in the row above; one in the first column of a tile (not a
-// region border) joins its neighbours of S in the column to the left (the corner pixel does both, in two
-// threads). Together with pass 1 that is every 8-adjacency. ccl_border_pixel: thread t of the tile at (tx0, ty0)
-// (t < 32: the first row; then the first column), tile_rows rows.
-__device__ __forceinline__ void ccl_border_pixel(const CclParams& p, int tx0, int ty0, int t, int tile_rows) {
-  const bool top = t < kTileX;
-  const int x = top ? tx0 + t : tx0, y = top ? ty0 : ty0 + (t - kTileX);
-  if (x >= p.width || y >= p.height || t >= kTileX + tile_rows) return;
-  if (top ? ty0 == 0 : (tx0 == 0 || tx0 % p.region_w == 0)) return;
+// Pass 2's first rows: pixel (x0 + t, y0), the first row of a tile that is not the image's, joins its neighbours
+// of S in the row above (inside its region).
+__device__ __forceinline__ void ccl_top_pixel(const CclParams& p, int x0, int y0, int t) {
+  const int x = x0 + t, y = y0;
+  if (x >= p.width || y >= p.height || y == 0) return;
   CCL_PIXEL_AT();
   const int W = p.width;
   const int rx0 = (x / p.region_w) * p.region_w, rx1 = min(W, rx0 + p.region_w);
-  auto in = [&](int xx, int yy) {
-    return xx >= rx0 && xx < rx1 && yy >= 0 && yy < p.height && in_set(p.q[size_t(yy) * W + xx], lo, hi);
-  };
-  if (top) {
-    for (int dx = -1; dx <= 1; ++dx)
-      if (in(x + dx, y - 1)) merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) - W + dx));
-  } else {
-    for (int dy = -1; dy <= 1; ++dy)
-      if (in(x - 1, y + dy)) merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) + int64_t(dy) * W - 1));
+  for (int dx = -1; dx <= 1; ++dx) {
+    const int xx = x + dx;
+    if (xx >= rx0 && xx < rx1 && in_set(p.q[size_t(y - 1) * W + xx], lo, hi))
+      merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) - W + dx));
   }
 }
 
-constexpr int kBorderThreads = kTileX + kCclRows;
-__global__ void __launch_bounds__(kBorderThreads) ccl_border_kernel(CclParams p) {
-  ccl_border_pixel(p, blockIdx.x * kTileX, blockIdx.y * kCclRows, int(threadIdx.x), kCclRows);
-}
-
-// Pass 3: every tile root (mx != kNotTileRoot) gets its root as parent and folds its tile component's maximum
-// into the root's. Only roots receive folds and a root never folds: no read of a maximum races with an atomic on
-// it. Any other pixel of S keeps its tile root as parent, so root(p) = lab[lab[p]] for every pixel of S
-// (root_of).
-__global__ void ccl_max_kernel(CclParams p) {
-  CCL_PIXEL();
-  uint32_t* mx = p.mx + size_t(l) * n;
-  const uint32_t m = mx[i];
-  if (m == kNotTileRoot) return;
-  const uint32_t parent = __ldcg(lab + i);
-  if (parent == i) return;  // a root
-  const uint32_t r = find_root(GlobalLabels{lab}, parent);
-  if (r != parent) lab[i] = r;
-  if (m > __ldcg(mx + r)) atomicMax(mx + r, m);
-}
-
-// Pass 3 for the tiles of ccl_strip_local_kernel, which marks its tile roots in `roots` (layer l: word
-// y * ns + s holds bit x of pixel (32 s + x, y)): a thread a word, the same work as ccl_max_kernel for each
-// tile root, without a thread for every pixel.
-__global__ void ccl_max_roots_kernel(CclParams p, const uint32_t* __restrict__ roots, int ns) {
+// The tile roots of layer l's word k of the bit rows (word y * ns + s holds bit x for pixel (32 s + x, y)), when
+// its strip is labelled in this pass: calls f(i) for each, i the pixel's index.
+template <class F>
+__device__ __forceinline__ void for_tile_roots(const CclParams& p, const uint32_t* __restrict__ roots, int ns, F f) {
   const int l = blockIdx.z;
   const size_t k = size_t(blockIdx.x) * blockDim.x + threadIdx.x, words = size_t(ns) * p.height;
   if (k >= words) return;
@@ -525,25 +441,42 @@ __global__ void ccl_max_roots_kernel(CclParams p, const uint32_t* __restrict__ r
   layer_pair(p, l, s * kStripWidth, &lo, &hi);
   if (!final_needs_labels(p, lo, hi)) return;
   uint32_t bits = roots[size_t(l) * words + k];
-  if (!bits) return;
-  const size_t n = size_t(p.width) * p.height;
-  uint32_t* lab = p.lab + size_t(l) * n;
-  uint32_t* mx = p.mx + size_t(l) * n;
   const uint32_t row = uint32_t((k / size_t(ns)) * p.width) + uint32_t(s * kStripWidth);
-  do {
-    const uint32_t i = row + uint32_t(__ffs(bits) - 1);
-    bits &= bits - 1;
-    const uint32_t m = mx[i];
+  for (; bits; bits &= bits - 1) f(row + uint32_t(__ffs(bits) - 1));
+}
+
+// Pass 3: every tile root gets its root as parent and folds its tile component's maximum into the root's. Only
+// roots receive folds and a root never folds: no read of a maximum races with an atomic on it.
+__global__ void ccl_max_roots_kernel(CclParams p, const uint32_t* __restrict__ roots, int ns) {
+  const size_t n = size_t(p.width) * p.height;
+  uint32_t* lab = p.lab + size_t(blockIdx.z) * n;
+  uint32_t* mx = p.mx + size_t(blockIdx.z) * n;
+  for_tile_roots(p, roots, ns, [&](uint32_t i) {
     const uint32_t parent = __ldcg(lab + i);
-    if (parent == i) continue;  // a root
+    if (parent == i) return;  // a root
+    const uint32_t m = mx[i];
     const uint32_t r = find_root(GlobalLabels{lab}, parent);
     if (r != parent) lab[i] = r;
     if (m > __ldcg(mx + r)) atomicMax(mx + r, m);
-  } while (bits);
+  });
 }
 
-// The root of pixel i of S after pass 3 (lab: its layer's parents).
-__device__ __forceinline__ uint32_t root_of(const uint32_t* lab, uint32_t i) { return __ldcg(lab + __ldcg(lab + i)); }
+// Pass 4: every tile root that is not a root takes its root's maximum (final after pass 3). Any other pixel of S
+// keeps its tile root as parent, so the maximum of p's component is mx[lab[p]] for every pixel p of S.
+__global__ void ccl_resolve_roots_kernel(CclParams p, const uint32_t* __restrict__ roots, int ns) {
+  const size_t n = size_t(p.width) * p.height;
+  const uint32_t* lab = p.lab + size_t(blockIdx.z) * n;
+  uint32_t* mx = p.mx + size_t(blockIdx.z) * n;
+  for_tile_roots(p, roots, ns, [&](uint32_t i) {
+    const uint32_t r = lab[i];
+    if (r != i) mx[i] = mx[r];
+  });
+}
+
+// The maximum of A over the component of pixel i of S after pass 4 (lab, mx: its layer's planes).
+__device__ __forceinline__ uint32_t comp_max(const uint32_t* lab, const uint32_t* mx, uint32_t i) {
+  return __ldcg(mx + __ldcg(lab + i));
+}
 
 // SM over the layers of a batch: for each layer whose S holds the pixel, F_low(maxA) - F_low(A).
 // accumulate: add to SM (later batches) instead of writing it.
@@ -560,10 +493,10 @@ __global__ void ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate) {
   const size_t i = size_t(y) * p.width + x;
   const uint32_t code = p.q[i], a = code & 0xffu, b = code >> 8;
   uint32_t s = 0;
-  for (int l = 0; l < nl; ++l) {
-    if (b < p.layers.low[l]) continue;
-    const uint32_t r = root_of(p.lab + size_t(l) * n, uint32_t(i));
-    const uint32_t m = __ldcg(p.mx + size_t(l) * n + r);
+#pragma unroll  // the layers' loads are independent: issued together
+  for (int l = 0; l < kMaxLayers; ++l) {
+    if (l >= nl || b < p.layers.low[l]) continue;
+    const uint32_t m = comp_max(p.lab + size_t(l) * n, p.mx + size_t(l) * n, uint32_t(i));
     s += uint32_t(f[l][m]) - uint32_t(f[l][a]);
   }
   if (accumulate) s += sm[i];
@@ -816,13 +749,13 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
 #endif
 }
 
-// The tile path's pass 1 with tiles of 32 x tile_rows pixels (a strip, or an equal part of one; tile_rows up to
-// StripLimits::block_rows): a block per (tile, layer) labels its tile in shared memory as the strip kernels do
-// (strip_label), then writes what ccl_local_kernel writes: for every pixel of S the global index of its tile root
-// as its parent, and for every tile root the maximum of A over its tile component (kNotTileRoot for the others).
-// Global indices keep the order of the strip's indices, so parents stay at smaller indices. With `roots`, it
-// also marks its tile roots there for ccl_max_roots_kernel (a word per row of the tile).
-__global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParams p, int tile_rows, uint32_t* roots) {
+// The tile path's pass 1 (tiles of 32 x tile_rows pixels; tile_rows up to StripLimits::block_rows): a block per
+// (tile, layer) labels its tile in shared memory (strip_label), then writes for every pixel of S the global index
+// of its tile root as its parent, and for every tile root the maximum of A over its tile component (kNotTileRoot
+// for the others). Global indices keep the order of the strip's indices, so parents stay at smaller indices. It
+// marks its tile roots in `roots` (a word per row of the tile) for passes 3 and 4.
+__global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParams p, int tile_rows,
+                                                                        uint32_t* __restrict__ roots) {
   extern __shared__ uint32_t strip_lab[];
   const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
   const int r0 = blockIdx.y * tile_rows, rows = min(tile_rows, H - r0);
@@ -838,14 +771,12 @@ __global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParam
   const size_t n = size_t(W) * H;
   uint32_t* lab = p.lab + size_t(l) * n;
   uint32_t* mx = p.mx + size_t(l) * n;
-  uint32_t* bits = roots ? roots + size_t(l) * gridDim.x * H + blockIdx.x : nullptr;
+  uint32_t* bits = roots + size_t(l) * gridDim.x * H + blockIdx.x;
   for (int y = c.ty; y < rows; y += c.ny) {
     const uint32_t w = strip_lab[y * kStripWidth + c.tx];
     const bool in = x < W && w != kOutS, root = in && (w & kAcc) != 0;
-    if (bits) {
-      const uint32_t b = __ballot_sync(0xffffffffu, root);
-      if (c.tx == 0) bits[size_t(r0 + y) * gridDim.x] = b;
-    }
+    const uint32_t b = __ballot_sync(0xffffffffu, root);
+    if (c.tx == 0) bits[size_t(r0 + y) * gridDim.x] = b;
     if (!in) continue;
     const size_t gi = size_t(r0 + y) * W + x;
     lab[gi] = root ? uint32_t(gi) : uint32_t(size_t(w / kStripWidth) * W + x0 + w % kStripWidth);
@@ -855,7 +786,7 @@ __global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParam
 
 // Pass 2 for the tiles of ccl_strip_local_kernel: block (strip, chunk of kStripBorderThreads rows of a tile,
 // layer). A thread takes a row of the tile's first column, and the first 32 threads of a tile's first chunk its
-// first row (ccl_border_pixel). A pixel of the first column joins the pixels of S of column x0 - 1 in rows
+// first row (ccl_top_pixel). A pixel of the first column joins the pixels of S of column x0 - 1 in rows
 // y - 1 .. y + 1, but each merge is made on the parents (a pixel's tile root, or what a tile root now points to:
 // the same set either way), and a lane leaves out the pairs the lane above merges: a component that crosses the
 // border over many rows is merged by the first lane of each warp, not by every row.
@@ -866,7 +797,7 @@ __global__ void __launch_bounds__(kStripBorderThreads) ccl_strip_border_kernel(C
   const int chunks = (tile_rows + kStripBorderThreads - 1) / kStripBorderThreads;
   const int r0 = int(blockIdx.y) / chunks * tile_rows, rows = min(tile_rows, H - r0);
   const int yt = int(blockIdx.y) % chunks * kStripBorderThreads + int(threadIdx.x), y = r0 + yt;
-  if (yt < kTileX) ccl_border_pixel(p, x0, r0, yt, 0);  // the tile's first row
+  if (yt < kTileX) ccl_top_pixel(p, x0, r0, yt);  // the tile's first row
   if (x0 == 0 || x0 % p.region_w == 0) return;       // a region border: the same for the whole block
   uint32_t lo, hi;
   layer_pair(p, l, x0, &lo, &hi);  // one region: the pair of every pixel
@@ -1004,8 +935,7 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
   } else if (in_set(code, lo, hi)) {
     const int l = kept_layer(p, lo);  // else the final pass labelled layer 0
     const size_t off = l > 0 ? size_t(l) * size_t(p.width) * p.height : 0;
-    const uint32_t r = root_of(p.lab + off, uint32_t(i));
-    e = __ldcg(p.mx + off + r) >= hi ? 255 : 0;
+    e = comp_max(p.lab + off, p.mx + off, uint32_t(i)) >= hi ? 255 : 0;
   }
   edges[size_t(y) * edges_pitch + x] = e;
 }
@@ -1161,41 +1091,26 @@ gpu::CudaError strip_limits(StripLimits* out) {
   return {};
 }
 
-// Labels S of every layer of p (init, union, compress + maximum). Pass 1 takes tiles of 32 columns and as many
-// rows as one block holds in shared memory (room.block_rows: the whole strip where it fits, else equal parts of
-// it), labelled as the strip kernels label; on a device without that room, tiles of 32 x 32 (ccl_local_kernel).
-// spare: words free for the rest of the call, where the strip tiles mark their roots when they fit.
-gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* spare, size_t spare_words,
-                       cudaStream_t stream) {
-  const dim3 block(kTileX, kTileY);
-  const dim3 grid((p.width + kTileX - 1) / kTileX, (p.height + kTileY - 1) / kTileY, unsigned(nl));
-  if (room.block_rows >= kCclRows) {
-    const int ns = (p.width + kStripWidth - 1) / kStripWidth;
-    const int parts = (p.height + room.block_rows - 1) / room.block_rows;
-    const int rows = (p.height + parts - 1) / parts;
-    const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
-    const size_t smem = size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
-    const size_t words = size_t(ns) * size_t(p.height);
-    uint32_t* roots = words * size_t(nl) <= spare_words ? spare : nullptr;
-    ccl_strip_local_kernel<<<tiles, kStripThreads, smem, stream>>>(p, rows, roots);
-    GPUEC_CUDA_CHECK_LAUNCH();
-    const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
-    ccl_strip_border_kernel<<<dim3(unsigned(ns), unsigned(parts * chunks), unsigned(nl)), kStripBorderThreads, 0,
-                              stream>>>(p, rows);
-    GPUEC_CUDA_CHECK_LAUNCH();
-    if (roots) {
-      ccl_max_roots_kernel<<<dim3(unsigned((words + 255) / 256), 1, unsigned(nl)), 256, 0, stream>>>(p, roots, ns);
-      GPUEC_CUDA_CHECK_LAUNCH();
-      return {};
-    }
-  } else {
-    const dim3 tiles((p.width + kTileX - 1) / kTileX, (p.height + kCclRows - 1) / kCclRows, unsigned(nl));
-    ccl_local_kernel<<<tiles, block, 0, stream>>>(p);
-    GPUEC_CUDA_CHECK_LAUNCH();
-    ccl_border_kernel<<<tiles, kBorderThreads, 0, stream>>>(p);
-    GPUEC_CUDA_CHECK_LAUNCH();
-  }
-  ccl_max_kernel<<<grid, block, 0, stream>>>(p);
+// Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and as many rows as one block
+// holds in shared memory (room.block_rows): the whole strip where it fits, else equal parts of it. roots: the
+// bit rows of the tile roots (tile_root_words), free for the rest of the call.
+gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, cudaStream_t stream) {
+  if (room.block_rows < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
+  const int ns = strip_count(p.width);
+  const int parts = (p.height + room.block_rows - 1) / room.block_rows;
+  const int rows = (p.height + parts - 1) / parts;
+  const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
+  const size_t smem = size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
+  ccl_strip_local_kernel<<<tiles, kStripThreads, smem, stream>>>(p, rows, roots);
+  GPUEC_CUDA_CHECK_LAUNCH();
+  const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
+  ccl_strip_border_kernel<<<dim3(unsigned(ns), unsigned(parts * chunks), unsigned(nl)), kStripBorderThreads, 0,
+                            stream>>>(p, rows);
+  GPUEC_CUDA_CHECK_LAUNCH();
+  const dim3 words{unsigned((size_t(ns) * size_t(p.height) + 255) / 256), 1, unsigned(nl)};
+  ccl_max_roots_kernel<<<words, 256, 0, stream>>>(p, roots, ns);
+  GPUEC_CUDA_CHECK_LAUNCH();
+  ccl_resolve_roots_kernel<<<words, 256, 0, stream>>>(p, roots, ns);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
@@ -1287,9 +1202,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
-  // mk (W x H words) is dead once the codes are made: the tile path marks its tile roots there.
-  uint32_t* spare = reinterpret_cast<uint32_t*>(ws.mk);
-  const size_t spare_words = size_t(W) * size_t(H);
+  // mk is dead once the codes are made: the tile path marks its tile roots there.
+  uint32_t* roots = reinterpret_cast<uint32_t*>(ws.mk);
 
   CclParams p{};
   p.q = ws.q;
@@ -1326,6 +1240,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       for (; lo >= 1 && lo <= kMaxThreshold && p.layers.n < cap; lo += step)
         if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
       if (p.layers.n == 0) break;  // p.layers.low still holds the last batch's lows: kept_layer reads them
+      // Inside a batch the smallest low, the densest set, takes the first layer: its blocks start first.
+      if (!smem_strips) std::reverse(p.layers.low, p.layers.low + p.layers.n);
       p.kept = smem_strips ? 0 : p.layers.n;
       for (int l = 0; l < p.layers.n; ++l)
         p.layers.slot[l] = smem_strips ? slots.of[p.layers.low[l]] : int16_t(-1);
@@ -1353,7 +1269,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         cfg.numAttrs = 1;
         GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ws.sm, cmax));
       } else {
-        if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, spare, spare_words, stream)) return e;
+        if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
         ccl_count_kernel<<<grid, block, 0, stream>>>(p, ws.sm, batch > 0);
         GPUEC_CUDA_CHECK_LAUNCH();
       }
@@ -1385,7 +1301,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   }
   p.final_pass = 1;
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
-  if (const gpu::CudaError e = run_ccl(p, 1, room, spare, spare_words, stream)) return e;
+  if (const gpu::CudaError e = run_ccl(p, 1, room, roots, stream)) return e;
   ccl_output_kernel<<<grid, block, 0, stream>>>(p, edges, edges_pitch);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
