@@ -412,7 +412,6 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
 //   pass 3 (ccl_max_roots_kernel) hangs every tile root under its root and folds its maximum in;
 //   pass 4 (ccl_resolve_roots_kernel) gives every tile root the maximum of its whole component.
 // Then the maximum of the component of any pixel p of S is mx[lab[p]] (comp_max).
-constexpr uint32_t kNotTileRoot = 0xffffffffu;  // mx of a pixel of S that is not a tile root
 
 // Pass 2's first rows: pixel (x0 + t, y0), the first row of a tile that is not the image's, joins its neighbours
 // of S in the row above (inside its region).
@@ -751,8 +750,8 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
 
 // The tile path's pass 1 (tiles of 32 x tile_rows pixels; tile_rows up to StripLimits::block_rows): a block per
 // (tile, layer) labels its tile in shared memory (strip_label), then writes for every pixel of S the global index
-// of its tile root as its parent, and for every tile root the maximum of A over its tile component (kNotTileRoot
-// for the others). Global indices keep the order of the strip's indices, so parents stay at smaller indices. It
+// of its tile root as its parent, and for every tile root the maximum of A over its tile component (no other
+// pixel's mx is read). Global indices keep the order of the strip's indices, so parents stay at smaller indices. It
 // marks its tile roots in `roots` (a word per row of the tile) for passes 3 and 4.
 __global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParams p, int tile_rows,
                                                                         uint32_t* __restrict__ roots) {
@@ -780,7 +779,7 @@ __global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParam
     if (!in) continue;
     const size_t gi = size_t(r0 + y) * W + x;
     lab[gi] = root ? uint32_t(gi) : uint32_t(size_t(w / kStripWidth) * W + x0 + w % kStripWidth);
-    mx[gi] = root ? (w & 0xffu) : kNotTileRoot;
+    if (root) mx[gi] = w & 0xffu;
   }
 }
 
@@ -1044,6 +1043,7 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
 //     for sm_90 or later rather than JIT-compiled from older PTX, whose body traps, and room for its blocks).
 struct StripLimits {
   int block_rows = 0;
+  int pair_rows = 0;  // the tallest tile of the tile path of which two blocks fit on a multiprocessor
   bool clusters = false;
 };
 
@@ -1058,10 +1058,12 @@ gpu::CudaError strip_limits(StripLimits* out) {
       *out = d.second;
       return {};
     }
-  int device = 0, major = 0, optin = 0;
+  int device = 0, major = 0, optin = 0, per_sm = 0, reserved = 0;
   GPUEC_CUDA_CHECK(cudaGetDevice(&device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
   cudaFuncAttributes count{}, fin{}, tile{}, cluster{};
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&count, strip_count_kernel));
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&fin, strip_final_kernel));
@@ -1071,6 +1073,9 @@ gpu::CudaError strip_limits(StripLimits* out) {
   StripLimits l;
   if (size_t(optin) > static_bytes)
     l.block_rows = int(std::min<size_t>(kStripMaxRows, (size_t(optin) - static_bytes) / row_bytes));
+  const size_t pair_bytes = size_t(per_sm) / 2;
+  if (pair_bytes > tile.sharedSizeBytes + size_t(reserved))
+    l.pair_rows = int(std::min<size_t>(l.block_rows, (pair_bytes - tile.sharedSizeBytes - reserved) / row_bytes));
   if (l.block_rows > 0) {
     const int bytes = int(size_t(l.block_rows) * row_bytes);
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
@@ -1095,9 +1100,11 @@ gpu::CudaError strip_limits(StripLimits* out) {
 // holds in shared memory (room.block_rows): the whole strip where it fits, else equal parts of it. roots: the
 // bit rows of the tile roots (tile_root_words), free for the rest of the call.
 gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, cudaStream_t stream) {
-  if (room.block_rows < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
+  // Tiles of which two blocks share a multiprocessor where they are not too short (their barriers' waits overlap).
+  const int most = room.pair_rows >= 256 ? room.pair_rows : room.block_rows;
+  if (most < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
   const int ns = strip_count(p.width);
-  const int parts = (p.height + room.block_rows - 1) / room.block_rows;
+  const int parts = (p.height + most - 1) / most;
   const int rows = (p.height + parts - 1) / parts;
   const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
   const size_t smem = size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
