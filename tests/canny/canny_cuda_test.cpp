@@ -497,6 +497,30 @@ TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
   }
 }
 
+// The tile path (frame mode) cuts the frame into tiles of 32 columns and as many rows as two blocks of a
+// multiprocessor hold: 602 rows on an H100 or H200 (228 KB of shared memory per SM), so one tile up to 602
+// rows, then equal parts (2 x 602, 3 x 602, ...). Heights around those part boundaries, widths of whole and
+// partial strips, both candidate sets: the tiles' first rows and columns join across tiles, and a component
+// may cross several of them.
+TEST(CannyCuda, TilePathPartBoundaries) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 13);
+  const bool small = under_sanitizer();
+  for (int h : {601, 602, 603, 1204, 1205, 1807}) {
+    if (small && h != 603 && h != 1205) continue;
+    for (int w : {70, 96}) {
+      if (small && w != 70) continue;
+      const Image img = structure_image(w, h, rng);
+      for (int step : {1, 3}) {
+        Config c;
+        c.mode = ThresholdMode::kFrame;
+        c.step = step;
+        compare(img, c);
+      }
+    }
+  }
+}
+
 // Strips taller than one block's shared memory (1185 to 4096 rows) are labelled by a cluster of blocks, one
 // union-find over their distributed shared memory (sm_90); taller ones, and sets whose pair may need
 // labelling again, take the tile path. Heights at the cluster's block boundaries (512 rows a block), both

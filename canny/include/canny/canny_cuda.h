@@ -21,13 +21,15 @@
 // again (up to 1184 rows). The row limits shrink with the device's shared memory per block (about 840 rows
 // for one block on an A100), and clusters need a device of compute capability 9.0 or more running code built
 // for sm_90 or later (a newer GPU running the default build's compute_75 PTX has no cluster path). Taller
-// strips, those cases, and frame mode:
-// union-find over 32 x 32 tiles in shared memory, then the tile borders and the roots in global memory
-// (Playne-Hawick lock-free union; the roots pass takes only the tile roots, the other pixels reach their root
-// through their tile root), up to 8 lows a batch (4 above 4 Mpixels), the largest lows first; the map's
-// pass reads the components of the pair's low from the last batch's label planes where they are there, and
-// labels S again only otherwise (the histograms: every warp of select_kernel's blocks at work, a block may hold
-// a single row of the frame).
+// strips, those cases, and frame mode (the tile path): tiles of 32 columns and as many rows as a block
+// holds (the whole strip up to about 600 rows, else equal parts of it, so that two blocks share a
+// multiprocessor) are labelled in shared memory as the strips are; then the adjacencies across tile borders
+// are merged in global memory (Playne-Hawick lock-free union, each distinct pair of parents once per warp),
+// the tile roots (marked in bit rows) are hung under their roots and given their component's maximum, and a
+// pixel's component maximum is mx[lab[p]]. Up to 8 lows a batch (4 above 4 Mpixels), the largest lows first;
+// the map's pass reads the components of the pair's low from the last batch's label planes where they are
+// there, and labels S again only otherwise (the histograms: every warp of select_kernel's blocks at work, a
+// block may hold a single row of the frame).
 //
 // detect_edges_cuda(src, width, height, pitch, options, edges, edges_pitch, pairs, workspace,
 //                   workspace_bytes, stream):
