@@ -478,28 +478,34 @@ __device__ __forceinline__ uint32_t comp_max(const uint32_t* lab, const uint32_t
 }
 
 // SM over the layers of a batch: for each layer whose S holds the pixel, F_low(maxA) - F_low(A).
-// accumulate: add to SM (later batches) instead of writing it.
-__global__ void ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate) {
+// accumulate: add to SM (later batches) instead of writing it. A block of 32 x 8 threads takes 32 x rows
+// pixels (count_rows): the copy of the F tables into shared memory (loads from the kernel parameters, one
+// address at a time) is paid once for all of them.
+__global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate,
+                                                                   int rows) {
   __shared__ uint16_t f[kMaxLayers][kMaxThreshold + 1];  // dynamic indexing: from the parameter to shared
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   const int nl = p.layers.n;
   for (int k = tid; k < nl * (kMaxThreshold + 1); k += kTileX * kTileY)
     f[k / (kMaxThreshold + 1)][k % (kMaxThreshold + 1)] = p.layers.f[k / (kMaxThreshold + 1)][k % (kMaxThreshold + 1)];
   __syncthreads();
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
-  if (x >= p.width || y >= p.height) return;
+  const int x = blockIdx.x * kTileX + threadIdx.x;
+  if (x >= p.width) return;
   const size_t n = size_t(p.width) * p.height;
-  const size_t i = size_t(y) * p.width + x;
-  const uint32_t code = p.q[i], a = code & 0xffu, b = code >> 8;
-  uint32_t s = 0;
+  const int y1 = min(p.height, int(blockIdx.y + 1) * rows);
+  for (int y = blockIdx.y * rows + threadIdx.y; y < y1; y += kTileY) {
+    const size_t i = size_t(y) * p.width + x;
+    const uint32_t code = p.q[i], a = code & 0xffu, b = code >> 8;
+    uint32_t s = 0;
 #pragma unroll  // the layers' loads are independent: issued together
-  for (int l = 0; l < kMaxLayers; ++l) {
-    if (l >= nl || b < p.layers.low[l]) continue;
-    const uint32_t m = comp_max(p.lab + size_t(l) * n, p.mx + size_t(l) * n, uint32_t(i));
-    s += uint32_t(f[l][m]) - uint32_t(f[l][a]);
+    for (int l = 0; l < kMaxLayers; ++l) {
+      if (l >= nl || b < p.layers.low[l]) continue;
+      const uint32_t m = comp_max(p.lab + size_t(l) * n, p.mx + size_t(l) * n, uint32_t(i));
+      s += uint32_t(f[l][m]) - uint32_t(f[l][a]);
+    }
+    if (accumulate) s += sm[i];
+    sm[i] = s;
   }
-  if (accumulate) s += sm[i];
-  sm[i] = s;
 }
 
 // One pixel's share of Medina-Carnicer's histograms (canny.h NUMBERS, the x grid): the bin of Prob = sv / nc
@@ -1277,7 +1283,13 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ws.sm, cmax));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
-        ccl_count_kernel<<<grid, block, 0, stream>>>(p, ws.sm, batch > 0);
+        // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
+        int count_rows = kTileY;
+        while (count_rows < 4 * kTileY &&
+               int64_t(W + kTileX - 1) / kTileX * ((H + 2 * count_rows - 1) / (2 * count_rows)) >= 1024)
+          count_rows *= 2;
+        const dim3 count_grid((W + kTileX - 1) / kTileX, (H + count_rows - 1) / count_rows);
+        ccl_count_kernel<<<count_grid, block, 0, stream>>>(p, ws.sm, batch > 0, count_rows);
         GPUEC_CUDA_CHECK_LAUNCH();
       }
       ++batch;
