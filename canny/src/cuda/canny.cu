@@ -1318,9 +1318,20 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       return {};
     }
   }
+  // The map's labelling: every region whose pair's low is neither its high nor kept labels S again. A picked
+  // low is a grid value below nx (pick_pair), or the fixed pair's; when every such value is kept, no region
+  // labels, and the labelling's kernels (which would all return at once) are not launched.
+  bool relabel = mode == ThresholdMode::kFixed;
+  for (int v = 1; v < nx && !relabel; ++v) {
+    if (!on_grid[v]) continue;
+    bool kept = false;
+    for (int l = 0; l < p.kept; ++l) kept = kept || p.layers.low[l] == v;
+    relabel = !kept;
+  }
   p.final_pass = 1;
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
-  if (const gpu::CudaError e = run_ccl(p, 1, room, roots, stream)) return e;
+  if (relabel)
+    if (const gpu::CudaError e = run_ccl(p, 1, room, roots, stream)) return e;
   ccl_output_kernel<<<grid, block, 0, stream>>>(p, edges, edges_pitch);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
