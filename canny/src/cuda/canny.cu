@@ -522,7 +522,7 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
 // ---- strip mode with a strip in shared memory -------------------------------------------------------------
 // One block per (strip, layer) labels the whole 32 x H strip in shared memory (one word per pixel; heights
 // up to StripLimits::block_rows, at most kStripMaxRows), a cluster of blocks a taller one (up to
-// kMaxClusterBlocks * kClusterRows rows); strip_final_kernel labels again with one block per strip where a
+// kMaxClusterBlocks * StripLimits::cluster_rows rows); strip_final_kernel labels again with one block per strip where a
 // pair's low has no plane of maxima. No global labels, no border pass. Phases, separated by barriers: load; union (strip_label); one pass in which every pixel
 // of S points at its root and folds its A into the root's maximum (kAcc | max); then every pixel reads its
 // component's maximum.
@@ -540,18 +540,24 @@ struct StripCcl {
 };
 
 // Where the label of strip pixel g = y * 32 + x lives: one block's shared memory (SharedLabels), or a cluster
-// of blocks (strip_count_cluster_kernel), whose block k holds rows [k, k + 1) * kClusterRows.
-constexpr int kClusterRows = 512;          // rows of a strip per block of a cluster
-constexpr int kClusterShift = 14;          // log2(kClusterRows * kStripWidth)
-constexpr int kMaxClusterBlocks = 8;       // the portable cluster size: strips up to 4096 rows
-static_assert(kClusterRows * kStripWidth == 1 << kClusterShift, "a block's labels are a power of two");
-constexpr size_t kClusterSmem = size_t(kStripWidth) * kClusterRows * (sizeof(uint32_t) + sizeof(uint16_t));
+// of K blocks (strip_count_cluster_kernel), whose block k holds rows [k, k + 1) * R: the strip's rows split
+// evenly, R at most StripLimits::cluster_rows (two blocks a multiprocessor) and kMaxClusterRows.
+constexpr int kMaxClusterBlocks = 8;  // the portable cluster size
+constexpr int kMaxClusterRows = 720;  // ClusterLabels' division is exact below 724 rows a block (8 blocks)
+
+// The magic number of ClusterLabels for per = 32 x R labels a block: ceil(2^32 / per).
+inline uint32_t cluster_magic(uint32_t per) { return uint32_t(((uint64_t(1) << 32) + per - 1) / per); }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // clusters: sm_90 (the host launches them only there)
 struct ClusterLabels {
   uint32_t* const* part;  // shared: each block's labels, mapped into this block (distributed shared memory)
+  uint32_t per;           // labels a block (32 x R)
+  uint32_t magic;         // cluster_magic(per)
+  // Label g's block is floor(g / per) = umulhi(g, magic): with magic = (2^32 + d) / per, d < per, the error
+  // g d / (per 2^32) stays below 1 - (per - 1) / per while g per < 2^32, which g < 8 per and R < 724 give.
   __device__ __forceinline__ uint32_t* at(uint32_t g) const {
-    return part[g >> kClusterShift] + (g & ((1u << kClusterShift) - 1));
+    const uint32_t k = __umulhi(g, magic);
+    return part[k] + (g - k * per);
   }
   __device__ __forceinline__ uint32_t load(uint32_t g) const { return *at(g); }
   __device__ __forceinline__ void sync() const { cooperative_groups::this_cluster().sync(); }
@@ -725,12 +731,12 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
   strip_count_pixels(c, L, p, l, f, sm, cmax, x0);
 }
 
-// The counting pass over strips in a cluster of blocks (strips of kStripMaxRows + 1 to
-// kMaxClusterBlocks * kClusterRows rows): block (strip * K + k, layer of the batch) holds rows
-// [k, k + 1) * kClusterRows of the strip in its shared memory, and the labels form one union-find over the
+// The counting pass over strips in a cluster of K blocks (strips taller than one block holds, up to
+// kMaxClusterBlocks * StripLimits::cluster_rows rows): block (strip * K + k, layer of the batch) holds rows
+// [k, k + 1) * block_rows of the strip in its shared memory, and the labels form one union-find over the
 // cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
 __global__ void __launch_bounds__(kStripThreads)
-strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
+strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax, int block_rows, uint32_t magic) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
@@ -740,12 +746,12 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
   const int l = blockIdx.y, W = p.width, x0 = (blockIdx.x / K) * kStripWidth;
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = p.layers.f[l][j];
   if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
-  const int r0 = k * kClusterRows, rows = min(kClusterRows, p.height - r0);
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * kClusterRows), p.height, r0,
+  const int r0 = k * block_rows, rows = min(block_rows, p.height - r0);
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * block_rows), p.height, r0,
              rows, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
-  const ClusterLabels L{part};
+  const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
   strip_label(c, L, p.layers.low[l], 255u);
   strip_count_pixels(c, L, p, l, f, sm, cmax, x0);
   cluster.sync();  // no block leaves while another may read its labels
@@ -1049,7 +1055,8 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
 //     for sm_90 or later rather than JIT-compiled from older PTX, whose body traps, and room for its blocks).
 struct StripLimits {
   int block_rows = 0;
-  int pair_rows = 0;  // the tallest tile of the tile path of which two blocks fit on a multiprocessor
+  int pair_rows = 0;     // the tallest tile of the tile path of which two blocks fit on a multiprocessor
+  int cluster_rows = 0;  // the most rows of a block of strip_count_cluster_kernel (two a multiprocessor)
   bool clusters = false;
 };
 
@@ -1091,11 +1098,12 @@ gpu::CudaError strip_limits(StripLimits* out) {
   if (major >= 9) {
     GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
     // Built from sm_90 PTX or later (a JIT from the compute_75 PTX of the default build gets the trapping body).
-    l.clusters = cluster.ptxVersion >= 90 && cluster.binaryVersion >= 90 &&
-                 size_t(optin) >= cluster.sharedSizeBytes + kClusterSmem;
+    if (pair_bytes > cluster.sharedSizeBytes + size_t(reserved))
+      l.cluster_rows = int(std::min<size_t>(kMaxClusterRows, (pair_bytes - cluster.sharedSizeBytes - reserved) / row_bytes));
+    l.clusters = cluster.ptxVersion >= 90 && cluster.binaryVersion >= 90 && l.cluster_rows >= 256;
     if (l.clusters)
       GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(kClusterSmem)));
+                                            int(size_t(l.cluster_rows) * row_bytes)));
   }
   done.emplace_back(id, l);
   *out = l;
@@ -1183,7 +1191,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     }
   }
   // Strip mode in shared memory: strips up to kStripMaxRows rows labelled by one block each
-  // (strip_count_kernel), taller ones up to kMaxClusterBlocks * kClusterRows rows by a cluster of blocks
+  // (strip_count_kernel), taller ones up to kMaxClusterBlocks * cluster_rows rows by a cluster of blocks
   // (strip_count_cluster_kernel). The component maxima of each low go to planes of cmax (the label planes'
   // memory, unused in these modes) as far as they fit; the pairs are picked by select_kernel and the map
   // written from the planes, unless a grid value below nx has no plane (never for the standard sets: their
@@ -1204,7 +1212,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   if (const gpu::CudaError e = strip_limits(&room)) return e;
   const bool block_strips = strips && H <= room.block_rows;
   const bool cluster_strips =
-      strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * kClusterRows && every_plane;
+      strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * room.cluster_rows && every_plane;
   const size_t strip_smem = block_strips ? size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t))
                                          : 0;
   const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
@@ -1241,7 +1249,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // the smallest lows (the likeliest picks), stays in its label planes for the final pass (CclParams::kept).
     const bool smem_strips = block_strips || cluster_strips;
     const int per_batch = smem_strips ? kMaxLayers : ws.layers;
-    const int K = (H + kClusterRows - 1) / kClusterRows;  // blocks of a cluster
+    // Clusters: K blocks of R rows each, the strip's rows split evenly.
+    const int K = cluster_strips ? (H + room.cluster_rows - 1) / room.cluster_rows : 1, R = (H + K - 1) / K;
     const int step = smem_strips ? 1 : -1;
     int nlows = 0;
     for (int v = 1; v <= kMaxThreshold; ++v) nlows += has_low[v];
@@ -1271,7 +1280,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(ns * K), unsigned(p.layers.n));
         cfg.blockDim = dim3(kStripThreads);
-        cfg.dynamicSmemBytes = kClusterSmem;
+        cfg.dynamicSmemBytes = size_t(kStripWidth) * size_t(R) * (sizeof(uint32_t) + sizeof(uint16_t));
         cfg.stream = stream;
         cudaLaunchAttribute attr{};
         attr.id = cudaLaunchAttributeClusterDimension;
@@ -1280,7 +1289,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         attr.val.clusterDim.z = 1;
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
-        GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ws.sm, cmax));
+        GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ws.sm, cmax, R,
+                                            cluster_magic(uint32_t(kStripWidth * R))));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
