@@ -321,7 +321,7 @@ TEST(CannyCuda, RandomStructureLarge) {
     for (float sigma : {0.5f, 1.4f}) compare_all_modes(img, sigma, 16, 64);
     compare_gradient(img, 1.0f, 32);
   }
-  // Taller than a cluster of blocks holds (4096 rows): the tile path, labels in global memory.
+  // Taller than any cluster of blocks holds (8 x 720 rows): the tile path, labels in global memory.
   if (!small) {
     const Image tall = structure_image(40, 9000, rng);
     Config c;
@@ -465,8 +465,8 @@ TEST(CannyCuda, TileFinalPassPaths) {
       std::vector<ThresholdPair> pairs;
       if (compare(img, c, &pairs)) tally(set, {pairs[0]}, img.w, img.h);
     }
-  if (!small) {  // strips of 4500 rows: beyond the shared-memory paths, so the tile path with 32-column regions
-    const Image tall = structure_image(96, 4500, rng);
+  if (!small) {  // strips of 5800 rows: beyond the shared-memory paths (8 x 720 rows at most), so the tile path
+    const Image tall = structure_image(96, 5800, rng);
     for (const auto& set : {few_lows, nine_lows, standard_set(1)}) {
       Config c;
       c.custom = set;
@@ -521,15 +521,17 @@ TEST(CannyCuda, TilePathPartBoundaries) {
   }
 }
 
-// Strips taller than one block's shared memory (1185 to 4096 rows) are labelled by a cluster of blocks, one
-// union-find over their distributed shared memory (sm_90); taller ones, and sets whose pair may need
-// labelling again, take the tile path. Heights at the cluster's block boundaries (512 rows a block), both
-// candidate sets; a custom set with a grid value that is not a low (no plane of maxima for it).
+// Strips taller than one block's shared memory (1185 rows and more) are labelled by a cluster of K blocks, one
+// union-find over their distributed shared memory (sm_90): the rows split evenly, at most cluster_rows a block
+// (602 on an H100 or H200: two blocks a multiprocessor), up to 8 blocks (4816 rows there); taller ones, and
+// sets whose pair may need labelling again, take the tile path. Heights around those block counts (1204 / 1205:
+// 2 / 3 blocks; 4816 / 4817: 8 blocks / the tile path), both candidate sets; a custom set with a grid value
+// that is not a low (no plane of maxima for it).
 TEST(CannyCuda, TallStripsInClusters) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 11);
   const bool small = under_sanitizer();
-  for (int h : {1185, 1536, 1537, 2049, 2160, 4096, 4097}) {
+  for (int h : {1185, 1204, 1205, 1537, 2049, 2160, 4096, 4816, 4817}) {
     if (small && h != 1185 && h != 2049) continue;
     // Width 96: whole strips, rows of 16-byte loads; 70 (a partial strip, scalar loads) at one height.
     const Image img = structure_image(small ? 40 : (h == 2160 ? 70 : 96), h, rng);

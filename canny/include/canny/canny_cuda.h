@@ -12,8 +12,9 @@
 // whose 8-connected component (inside its strip) reaches high, so one labelling per distinct low of the
 // candidate set serves all its highs, and SM (the linking-map counts) follows from each component's
 // maximum without building any map. Strip mode: one block per (strip, low) labels a whole strip of up to
-// 1184 rows in its shared memory; strips of 1185 to 4096 rows are labelled by a cluster of up to 8 blocks
-// (512 rows each, one union-find over the cluster's distributed shared memory; sm_90). Either keeps each
+// 1184 rows in its shared memory; taller strips are labelled by a cluster of up to 8 blocks (the rows split
+// evenly, at most about 600 a block so that two blocks share a multiprocessor: up to 4816 rows on an H100 or
+// H200; one union-find over the cluster's distributed shared memory; sm_90). Either keeps each
 // pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several blocks per strip
 // build the histograms and the last picks the pair (select_kernel), then a thread per pixel writes the edge
 // map from the plane of the pair's low. Where a pair's low may have no plane (a candidate set with more lows
