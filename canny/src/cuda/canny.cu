@@ -364,6 +364,21 @@ __device__ __forceinline__ uint32_t find_root(const Lab& L, uint32_t a) {
   return a;
 }
 
+// In global memory (the tile path's border and roots passes) chains of tile roots get long (a component across
+// many strips and tiles, each hung under a smaller root), so the walk halves the path as it goes: a word set to its
+// grandparent still points at an ancestor (roots are only ever hung, never unhung), and atomicMin keeps a smaller
+// ancestor written meanwhile.
+__device__ __forceinline__ uint32_t find_root(const GlobalLabels& L, uint32_t a) {
+  uint32_t p = L.load(a);
+  while (p != a) {
+    const uint32_t gp = L.load(p);
+    if (gp != p) atomicMin(L.lab + a, gp);
+    a = p;
+    p = gp;
+  }
+  return a;
+}
+
 template <class Lab>
 __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   for (;;) {
