@@ -13,7 +13,7 @@
 // candidate set serves all its highs, and SM (the linking-map counts) follows from each component's
 // maximum without building any map. Strip mode: one block per (strip, low) labels a whole strip of up to
 // 1184 rows in its shared memory; taller strips are labelled by a cluster of up to 8 blocks (the rows split
-// evenly, at most about 600 a block so that two blocks share a multiprocessor: up to 4816 rows on an H100 or
+// evenly, at most about 600 a block so that two blocks share a multiprocessor: up to 4808 rows on an H100 or
 // H200; one union-find over the cluster's distributed shared memory; sm_90). Either keeps each
 // pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several blocks per strip
 // build the histograms and the last picks the pair (select_kernel), then a thread per pixel writes the edge

@@ -1,8 +1,9 @@
 // GUD-Canny CUDA twin (canny/canny_cuda.h). Every numeric rule is canny/canny.h's ("NUMBERS"); the float
 // steps use the explicit round-to-nearest intrinsics (__fadd_rn, __fsub_rn, __fmul_rn, __fdiv_rn,
 // __fsqrt_rn), which nvcc never contracts into FMAs, and the file is also built with --fmad=false
-// (canny/CMakeLists.txt). All other arithmetic is integer; the only atomics are integer (max, add), so
-// their order does not change any result.
+// (canny/CMakeLists.txt). All other arithmetic is integer; the only atomics are integer (max, min, add), so
+// their order does not change any result (min: the union-find's parents, whose partition is the same in any
+// order).
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -54,7 +55,8 @@ struct Workspace {
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
 
 // Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
-// the workspace stays within 64 bytes per pixel up to 1080p and about 46 bytes per pixel up to 4096 x 4096.
+// the workspace stays within 64 bytes per pixel up to 1080p and about 46 bytes per pixel up to 4096 x 4096 (for
+// frames at least 8 pixels wide: narrower ones need more for the tile path's bit rows, tile_root_words).
 // In strip mode the same memory holds one byte plane of component maxima per low: 32 up to 16 Mpixels, which
 // covers C_0.01's 25 lows.
 int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 4 : 1); }
@@ -419,7 +421,8 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
 // ---- the tile path: labels in global memory --------------------------------------------------------------
 // Frame mode, and strip mode for strips that no block or cluster holds (taller ones, GPUs before sm_90, sets
 // whose pair may need labelling again). Tiles of 32 columns (a tile never straddles a strip) and as many rows as
-// a block holds in shared memory (the whole height where it fits, else equal parts of it):
+// a block holds in shared memory, fewer where two blocks then share a multiprocessor (StripLimits::pair_rows;
+// the whole height where it fits, else equal parts of it):
 //   pass 1 (ccl_strip_local_kernel, with the strip kernels below) labels each tile alone as strip_label does,
 //     then writes, for every pixel of S, the global index of its tile root as its parent, and for every tile
 //     root the maximum of A over its tile component; it marks the tile roots in bit rows;
@@ -460,7 +463,8 @@ __device__ __forceinline__ void for_tile_roots(const CclParams& p, const uint32_
 }
 
 // Pass 3: every tile root gets its root as parent and folds its tile component's maximum into the root's. Only
-// roots receive folds and a root never folds: no read of a maximum races with an atomic on it.
+// roots receive folds and a root never folds. The read of the root's maximum before the atomic may be stale
+// (another fold in flight): maxima only grow, so that costs at most an atomic that changes nothing.
 __global__ void ccl_max_roots_kernel(CclParams p, const uint32_t* __restrict__ roots, int ns) {
   const size_t n = size_t(p.width) * p.height;
   uint32_t* lab = p.lab + size_t(blockIdx.z) * n;
@@ -676,7 +680,9 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
     prev = in ? node : kOutS;
   }
   L.sync();
-  if (y0 > c.top && y0 < y1) {  // the chunk's first row against the row above (in the block above for its first chunk)
+  // The chunk's first row against the row above: in the block above for a cluster block's first chunk; not above
+  // a tile of the tile path (c.top), whose border pass joins it.
+  if (y0 > c.top && y0 < y1) {
     const uint32_t li = uint32_t(y0 * kStripWidth + lane);
     if (lab[li - base] != kOutS) {
       for (int dx = -1; dx <= 1; ++dx) {
@@ -750,7 +756,7 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
 // kMaxClusterBlocks * StripLimits::cluster_rows rows): block (strip * K + k, layer of the batch) holds rows
 // [k, k + 1) * block_rows of the strip in its shared memory, and the labels form one union-find over the
 // cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
-__global__ void __launch_bounds__(kStripThreads)
+__global__ void __launch_bounds__(kStripThreads, 2)
 strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax, int block_rows, uint32_t magic) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ uint32_t strip_lab[];
@@ -780,7 +786,7 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
 // of its tile root as its parent, and for every tile root the maximum of A over its tile component (no other
 // pixel's mx is read). Global indices keep the order of the strip's indices, so parents stay at smaller indices. It
 // marks its tile roots in `roots` (a word per row of the tile) for passes 3 and 4.
-__global__ void __launch_bounds__(kStripThreads) ccl_strip_local_kernel(CclParams p, int tile_rows,
+__global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclParams p, int tile_rows,
                                                                         uint32_t* __restrict__ roots) {
   extern __shared__ uint32_t strip_lab[];
   const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
@@ -1086,12 +1092,13 @@ gpu::CudaError strip_limits(StripLimits* out) {
       *out = d.second;
       return {};
     }
-  int device = 0, major = 0, optin = 0, per_sm = 0, reserved = 0;
+  int device = 0, major = 0, optin = 0, per_sm = 0, reserved = 0, threads_sm = 0;
   GPUEC_CUDA_CHECK(cudaGetDevice(&device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
   cudaFuncAttributes count{}, fin{}, tile{}, cluster{};
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&count, strip_count_kernel));
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&fin, strip_final_kernel));
@@ -1101,7 +1108,8 @@ gpu::CudaError strip_limits(StripLimits* out) {
   StripLimits l;
   if (size_t(optin) > static_bytes)
     l.block_rows = int(std::min<size_t>(kStripMaxRows, (size_t(optin) - static_bytes) / row_bytes));
-  const size_t pair_bytes = size_t(per_sm) / 2;
+  // Two blocks a multiprocessor: half its shared memory each, where its threads allow two (2048 a multiprocessor).
+  const size_t pair_bytes = threads_sm >= 2 * kStripThreads ? size_t(per_sm) / 2 : 0;
   if (pair_bytes > tile.sharedSizeBytes + size_t(reserved))
     l.pair_rows = int(std::min<size_t>(l.block_rows, (pair_bytes - tile.sharedSizeBytes - reserved) / row_bytes));
   if (l.block_rows > 0) {
@@ -1125,9 +1133,10 @@ gpu::CudaError strip_limits(StripLimits* out) {
   return {};
 }
 
-// Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and as many rows as one block
-// holds in shared memory (room.block_rows): the whole strip where it fits, else equal parts of it. roots: the
-// bit rows of the tile roots (tile_root_words), free for the rest of the call.
+// Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.pair_rows rows
+// (two blocks a multiprocessor; room.block_rows, one block, where pair_rows is under 256): the whole strip where
+// it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words), free for the rest of
+// the call.
 gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, cudaStream_t stream) {
   // Tiles of which two blocks share a multiprocessor where they are not too short (their barriers' waits overlap).
   const int most = room.pair_rows >= 256 ? room.pair_rows : room.block_rows;
