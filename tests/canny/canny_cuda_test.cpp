@@ -380,14 +380,21 @@ TEST(CannyCuda, CustomCandidateSets) {
     }
 }
 
+// A set of two lows (1 and 2) with highs 3 to 60: more grid values than the standard sets' lows, so that picks
+// fall on grid values that are not lows (the strip path's and the tile path's final passes label again).
+std::vector<CandidatePair> two_lows_set() {
+  std::vector<CandidatePair> set;
+  for (int high = 3; high <= 60; ++high) set.push_back({1, uint8_t(high)}), set.push_back({2, uint8_t(high)});
+  return set;
+}
+
 // The three ways the strip-mode final pass writes the map (canny.cu, strip_final_kernel): low == high (a
 // plain threshold), a low of the candidate set (the counting pass's component maxima), and a low that is
 // only a high of the set (labelled again). Which one a strip takes follows from its pair, so the CPU twin's
 // pairs show that each way was compared. Sets: C_0.03, C_0.01 and lows {0.01, 0.02} with highs 0.03..0.60.
 TEST(CannyCuda, StripFinalPassPaths) {
   REQUIRE_GPU_AND_SHARED_DIR(dir);
-  std::vector<CandidatePair> few_lows;
-  for (int high = 3; high <= 60; ++high) few_lows.push_back({1, uint8_t(high)}), few_lows.push_back({2, uint8_t(high)});
+  const std::vector<CandidatePair> few_lows = two_lows_set();
   int equal = 0, planes = 0, relabel = 0, found = 0;
   for (const char* n : {"barbara_512.pgm", "cameraman_512.pgm", "boat_512.pgm"}) {
     Image img(1, 1);
@@ -429,8 +436,8 @@ TEST(CannyCuda, TileFinalPassPaths) {
   std::mt19937 rng(test_seed() + 12);
   const bool small = under_sanitizer();
   std::vector<std::vector<CandidatePair>> sets = {standard_set(1), standard_set(3)};
-  std::vector<CandidatePair> few_lows, nine_lows;
-  for (int high = 3; high <= 60; ++high) few_lows.push_back({1, uint8_t(high)}), few_lows.push_back({2, uint8_t(high)});
+  const std::vector<CandidatePair> few_lows = two_lows_set();
+  std::vector<CandidatePair> nine_lows;
   for (int low = 1; low <= 9; ++low)
     for (int high = low + 1; high <= low + 20; ++high) nine_lows.push_back({uint8_t(low), uint8_t(high)});
   sets.push_back(few_lows);

@@ -313,7 +313,7 @@ struct CclParams {
 
 // The final pass of a region whose pair is (lo, hi) labels S again unless lo == hi (S = {A >= high}, every pixel
 // of it an edge: no linking) or the last batch of lows left the components of S(lo) in a layer (kept_layer).
-__device__ __forceinline__ int kept_layer(const CclParams& p, uint32_t lo) {
+__host__ __device__ __forceinline__ int kept_layer(const CclParams& p, uint32_t lo) {
   for (int l = 0; l < p.kept; ++l)
     if (p.layers.low[l] == lo) return l;
   return -1;
@@ -412,16 +412,10 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   if (!in_set(code, lo, hi)) return;                                                 \
   uint32_t* lab = p.lab + size_t(l) * n;
 
-// CCL_PIXEL_AT for a thread per pixel (blocks of kTileX x kTileY).
-#define CCL_PIXEL()                                                                           \
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y; \
-  if (x >= p.width || y >= p.height) return;                                                \
-  CCL_PIXEL_AT()
-
 // ---- the tile path: labels in global memory --------------------------------------------------------------
 // Frame mode, and strip mode for strips that no block or cluster holds (taller ones, GPUs before sm_90, sets
 // whose pair may need labelling again). Tiles of 32 columns (a tile never straddles a strip) and as many rows as
-// a block holds in shared memory, fewer where two blocks then share a multiprocessor (StripLimits::pair_rows;
+// a block holds in shared memory, fewer where two blocks then share a multiprocessor (StripLimits::tile_rows;
 // the whole height where it fits, else equal parts of it):
 //   pass 1 (ccl_strip_local_kernel, with the strip kernels below) labels each tile alone as strip_label does,
 //     then writes, for every pixel of S, the global index of its tile root as its parent, and for every tile
@@ -547,6 +541,10 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
 // component's maximum.
 constexpr int kStripThreads = 1024;
 constexpr int kStripMaxRows = 1184;  // 32 x 1184 x (4 + 2) bytes = 222 KB of shared memory (labels, codes)
+// The dynamic shared memory of a strip kernel's block holding `rows` rows of a strip: a label and a code a pixel.
+constexpr size_t strip_smem_bytes(int rows) {
+  return size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
+}
 constexpr uint32_t kAcc = 0x80000000u;
 
 struct StripCcl {
@@ -1072,12 +1070,15 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
 // caller's own context (FFmpeg's, say) needs them as well as the device's primary one.
 //   block_rows: the tallest strip one block labels (kStripMaxRows, or fewer where the device's opt-in shared
 //     memory per block, less each kernel's static shared memory, is smaller: about 840 rows on an A100);
+//   tile_rows: the tallest tile of the tile path (run_ccl): one of which two blocks share a multiprocessor (602
+//     rows on an H100 or H200: their barriers' waits overlap), or block_rows where that would be under 256 rows;
+//   cluster_rows: the most rows of a block of strip_count_cluster_kernel (two a multiprocessor);
 //   clusters: strip_count_cluster_kernel runs here (a device of compute capability 9.0 or more, the kernel built
 //     for sm_90 or later rather than JIT-compiled from older PTX, whose body traps, and room for its blocks).
 struct StripLimits {
   int block_rows = 0;
-  int pair_rows = 0;     // the tallest tile of the tile path of which two blocks fit on a multiprocessor
-  int cluster_rows = 0;  // the most rows of a block of strip_count_cluster_kernel (two a multiprocessor)
+  int tile_rows = 0;
+  int cluster_rows = 0;
   bool clusters = false;
 };
 
@@ -1103,17 +1104,19 @@ gpu::CudaError strip_limits(StripLimits* out) {
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&count, strip_count_kernel));
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&fin, strip_final_kernel));
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&tile, ccl_strip_local_kernel));
-  const size_t row_bytes = size_t(kStripWidth) * (sizeof(uint32_t) + sizeof(uint16_t));
-  const size_t static_bytes = std::max({count.sharedSizeBytes, fin.sharedSizeBytes, tile.sharedSizeBytes});
+  // The rows of a strip that `budget` bytes of shared memory hold beside `used` (at most `most`).
+  auto rows_in = [](size_t budget, size_t used, int most) {
+    return budget > used ? int(std::min<size_t>(size_t(most), (budget - used) / strip_smem_bytes(1))) : 0;
+  };
   StripLimits l;
-  if (size_t(optin) > static_bytes)
-    l.block_rows = int(std::min<size_t>(kStripMaxRows, (size_t(optin) - static_bytes) / row_bytes));
+  l.block_rows = rows_in(size_t(optin), std::max({count.sharedSizeBytes, fin.sharedSizeBytes, tile.sharedSizeBytes}),
+                         kStripMaxRows);
   // Two blocks a multiprocessor: half its shared memory each, where its threads allow two (2048 a multiprocessor).
   const size_t pair_bytes = threads_sm >= 2 * kStripThreads ? size_t(per_sm) / 2 : 0;
-  if (pair_bytes > tile.sharedSizeBytes + size_t(reserved))
-    l.pair_rows = int(std::min<size_t>(l.block_rows, (pair_bytes - tile.sharedSizeBytes - reserved) / row_bytes));
+  const int pair_rows = rows_in(pair_bytes, tile.sharedSizeBytes + size_t(reserved), l.block_rows);
+  l.tile_rows = pair_rows >= 256 ? pair_rows : l.block_rows;
   if (l.block_rows > 0) {
-    const int bytes = int(size_t(l.block_rows) * row_bytes);
+    const int bytes = int(strip_smem_bytes(l.block_rows));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
@@ -1121,31 +1124,27 @@ gpu::CudaError strip_limits(StripLimits* out) {
   if (major >= 9) {
     GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
     // Built from sm_90 PTX or later (a JIT from the compute_75 PTX of the default build gets the trapping body).
-    if (pair_bytes > cluster.sharedSizeBytes + size_t(reserved))
-      l.cluster_rows = int(std::min<size_t>(kMaxClusterRows, (pair_bytes - cluster.sharedSizeBytes - reserved) / row_bytes));
+    l.cluster_rows = rows_in(pair_bytes, cluster.sharedSizeBytes + size_t(reserved), kMaxClusterRows);
     l.clusters = cluster.ptxVersion >= 90 && cluster.binaryVersion >= 90 && l.cluster_rows >= 256;
     if (l.clusters)
       GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(size_t(l.cluster_rows) * row_bytes)));
+                                            int(strip_smem_bytes(l.cluster_rows))));
   }
   done.emplace_back(id, l);
   *out = l;
   return {};
 }
 
-// Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.pair_rows rows
-// (two blocks a multiprocessor; room.block_rows, one block, where pair_rows is under 256): the whole strip where
-// it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words), free for the rest of
+// Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.tile_rows rows:
+// the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words), free for the rest of
 // the call.
 gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, cudaStream_t stream) {
-  // Tiles of which two blocks share a multiprocessor where they are not too short (their barriers' waits overlap).
-  const int most = room.pair_rows >= 256 ? room.pair_rows : room.block_rows;
-  if (most < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
+  if (room.tile_rows < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
   const int ns = strip_count(p.width);
-  const int parts = (p.height + most - 1) / most;
+  const int parts = (p.height + room.tile_rows - 1) / room.tile_rows;
   const int rows = (p.height + parts - 1) / parts;
   const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
-  const size_t smem = size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
+  const size_t smem = strip_smem_bytes(rows);
   ccl_strip_local_kernel<<<tiles, kStripThreads, smem, stream>>>(p, rows, roots);
   GPUEC_CUDA_CHECK_LAUNCH();
   const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
@@ -1237,8 +1236,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   const bool block_strips = strips && H <= room.block_rows;
   const bool cluster_strips =
       strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * room.cluster_rows && every_plane;
-  const size_t strip_smem = block_strips ? size_t(kStripWidth) * size_t(H) * (sizeof(uint32_t) + sizeof(uint16_t))
-                                         : 0;
+  const size_t strip_smem = block_strips ? strip_smem_bytes(H) : 0;
   const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
@@ -1304,7 +1302,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(ns * K), unsigned(p.layers.n));
         cfg.blockDim = dim3(kStripThreads);
-        cfg.dynamicSmemBytes = size_t(kStripWidth) * size_t(R) * (sizeof(uint32_t) + sizeof(uint16_t));
+        cfg.dynamicSmemBytes = strip_smem_bytes(R);
         cfg.stream = stream;
         cudaLaunchAttribute attr{};
         attr.id = cudaLaunchAttributeClusterDimension;
@@ -1356,12 +1354,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   // low is a grid value below nx (pick_pair), or the fixed pair's; when every such value is kept, no region
   // labels, and the labelling's kernels (which would all return at once) are not launched.
   bool relabel = mode == ThresholdMode::kFixed;
-  for (int v = 1; v < nx && !relabel; ++v) {
-    if (!on_grid[v]) continue;
-    bool kept = false;
-    for (int l = 0; l < p.kept; ++l) kept = kept || p.layers.low[l] == v;
-    relabel = !kept;
-  }
+  for (int v = 1; v < nx; ++v) relabel = relabel || (on_grid[v] && kept_layer(p, uint32_t(v)) < 0);
   p.final_pass = 1;
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
   if (relabel)
