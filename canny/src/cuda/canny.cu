@@ -741,8 +741,9 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = p.layers.f[l][k];
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height, 0,
-             int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0,
+             p.height, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
+             int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
@@ -876,8 +877,9 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0, p.height, 0,
-             int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0,
+             p.height, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
+             int(blockDim.x / kStripWidth)};
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
     p_hist[j] = 0;
@@ -1136,8 +1138,8 @@ gpu::CudaError strip_limits(StripLimits* out) {
 }
 
 // Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.tile_rows rows:
-// the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words), free for the rest of
-// the call.
+// the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words),
+// free for the rest of the call.
 gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, cudaStream_t stream) {
   if (room.tile_rows < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
   const int ns = strip_count(p.width);
