@@ -535,10 +535,10 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
 // ---- strip mode with a strip in shared memory -------------------------------------------------------------
 // One block per (strip, layer) labels the whole 32 x H strip in shared memory (one word per pixel; heights
 // up to StripLimits::block_rows, at most kStripMaxRows), a cluster of blocks a taller one (up to
-// kMaxClusterBlocks * StripLimits::cluster_rows rows); strip_final_kernel labels again with one block per strip where a
-// pair's low has no plane of maxima. No global labels, no border pass. Phases, separated by barriers: load; union (strip_label); one pass in which every pixel
-// of S points at its root and folds its A into the root's maximum (kAcc | max); then every pixel reads its
-// component's maximum.
+// kMaxClusterBlocks * StripLimits::cluster_rows rows); strip_final_kernel labels again with one block per strip
+// where a pair's low has no plane of maxima. No global labels, no border pass. Phases, separated by barriers:
+// load; union (strip_label); one pass in which every pixel of S points at its root and folds its A into the
+// root's maximum (kAcc | max); then every pixel of S reads its component's maximum.
 constexpr int kStripThreads = 1024;
 constexpr int kStripMaxRows = 1184;  // 32 x 1184 x (4 + 2) bytes = 222 KB of shared memory (labels, codes)
 // The dynamic shared memory of a strip kernel's block holding `rows` rows of a strip: a label and a code a pixel.
@@ -609,9 +609,64 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
     c.codes[y * kStripWidth + c.tx] = x < W ? q[size_t(c.r0 + y) * W + x] : uint16_t(0);
 }
 
-// Labels the strip's pixels whose code passes (lo, hi) (codes loaded and synced). On return (after a
-// barrier) a pixel's word is kAcc | maxA of its component for a root of S, the root's index for the other
-// pixels of S, and kOutS outside S.
+// A warp's chunk of rows in strip_label (strip rows [y0, y1), at most 2 x 32) and its pixels of S: bit x of
+// lane j's m[h] is pixel (x, y0 + 32 h + j). The passes after the union visit the pixels of S through it, 32 at
+// a time (for_chunk_pixels), rather than a warp a row: S is thin (NMS keeps ridges), and a row holds about 5
+// pixels of it on the standard images, so a row-wise pass runs most of its warp instructions for idle lanes.
+constexpr int kChunkRows = 2 * 32;
+static_assert((kStripMaxRows + kStripThreads / kStripWidth - 1) / (kStripThreads / kStripWidth) <= kChunkRows,
+              "a warp's chunk of a strip block holds at most 64 rows");
+struct StripChunk {
+  int y0, y1;
+  uint32_t m[2];
+};
+
+// Calls f(k) for every pixel of S of chunk ch, k its index in the block's shared memory ((y - r0) * 32 + x),
+// one pixel a lane (the warp whole on entry; f runs diverged). The pixels are numbered in row order over a half
+// chunk (an inclusive prefix of the rows' counts across the lanes); lane t takes number t of each group of 32:
+// its row by a binary search on the prefix, its column as the rank-th set bit of the row's mask.
+template <class F>
+__device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane, int r0, F f) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int y = ch.y0 + 32 * h;  // row of lane 0's mask
+    if (y >= ch.y1) return;
+    const uint32_t m = ch.m[h], cnt = __popc(m);
+    uint32_t incl = cnt;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const uint32_t o = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += o;
+    }
+    const uint32_t excl = incl - cnt, total = __shfl_sync(0xffffffffu, incl, 31);
+#pragma unroll 1
+    for (uint32_t k0 = 0; k0 < total; k0 += 32) {
+      const uint32_t k = k0 + uint32_t(lane);
+      int j = 0;  // the rows whose inclusive prefix is <= k: those before k's row
+#pragma unroll
+      for (int step = 16; step; step >>= 1)
+        if (__shfl_sync(0xffffffffu, incl, j + step - 1) <= k) j += step;
+      uint32_t r = k - __shfl_sync(0xffffffffu, excl, j);  // k's rank in row j
+      const uint32_t mj = __shfl_sync(0xffffffffu, m, j);
+      int x = 0;  // the r-th set bit of mj
+#pragma unroll
+      for (int step = 16; step; step >>= 1) {
+        const uint32_t c = __popc((mj >> x) & ((1u << step) - 1u));
+        if (c <= r) {
+          r -= c;
+          x += step;
+        }
+      }
+      if (k < total) f(uint32_t((y - r0 + j) * kStripWidth + x));
+    }
+  }
+}
+
+// Labels S = {B >= lo} in the strip (codes loaded and synced): the set of in_set(code, lo, hi) for every pair
+// that is labelled, since either lo < hi (a low equal to its high is never labelled, and A >= hi > lo implies
+// B >= lo, threshold_codes) or hi is 255 (the counting passes), which A (at most 100) never reaches. On return
+// (after a barrier) a pixel's word is kAcc | maxA of its component for a root of S, the root's index for the
+// other pixels of S, and kOutS outside S; the calling warp's chunk of rows is returned.
 //
 // A strip row is one warp wide (kStripWidth == 32), so each warp labels a chunk of consecutive rows alone,
 // top to bottom, one row per step (lane = column):
@@ -623,34 +678,50 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 //   - each pixel's word is its run's label (a root when the run started it);
 //   - a row without a pixel of S costs a ballot.
 // Then the first row of each chunk is merged with the last row of the chunk above (all chunks at once, the
-// same merge), and in one pass every pixel's word becomes its root and the component maxima of A are
-// gathered at the roots. Long chains of parents, which a per-pixel union of
+// same merge), and in one pass over the pixels of S (for_chunk_pixels) every pixel's word becomes its root and
+// the component maxima of A are gathered at the roots. Long chains of parents, which a per-pixel union of
 // the whole strip builds along vertical edges, cannot form inside a chunk; across chunks they are at most
 // as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
 
 template <class Lab>
-__device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32_t hi) {
+__device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
   const uint32_t base = uint32_t(c.r0 * kStripWidth);
   const uint16_t* codes = c.codes;
   const int lane = c.tx;
   const int per = (c.rows + c.ny - 1) / c.ny;
   const int y0 = c.r0 + c.ty * per, y1 = min(c.r0 + c.rows, y0 + per);  // this warp's chunk (strip rows)
+  StripChunk ch{y0, y1, {0u, 0u}};
+  // Every word of the chunk starts as kOutS (16 bytes a store): the loop below writes only the rows with pixels of
+  // S, so a row without costs a load, a ballot and the loop.
+  {
+    uint4* w4 = reinterpret_cast<uint4*>(lab + size_t(y0 - c.r0) * kStripWidth);
+    for (int i = lane; i < (y1 - y0) * (kStripWidth / 4); i += kStripWidth)
+      w4[i] = make_uint4(kOutS, kOutS, kOutS, kOutS);
+    __syncwarp();
+  }
+  const uint32_t lo8 = lo << 8;
+  const uint32_t at_or_below = lane == 31 ? 0xffffffffu : ((2u << lane) - 1u);
   uint32_t prev = kOutS;  // label of (lane, y - 1) inside the chunk
-  for (int y = y0; y < y1; ++y) {
-    const uint32_t li = uint32_t(y * kStripWidth + lane);
-    const bool in = in_set(codes[li - base], lo, hi);
+  uint32_t* row_lab = lab + (size_t(y0 - c.r0) * kStripWidth + lane);
+  const uint16_t* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
+  for (int y = y0; y < y1; ++y, row_lab += kStripWidth, row_code += kStripWidth) {
+    const bool in = *row_code >= lo8;  // B >= lo: code = A | B << 8, A < 256
     const uint32_t m = __ballot_sync(0xffffffffu, in);
     if (m == 0) {  // no pixel of S in this row (warp-uniform): nothing to label or merge
-      lab[li - base] = kOutS;
       prev = kOutS;
       continue;
+    }
+    if (lane == ((y - y0) & 31)) {
+      if (y - y0 < 32)
+        ch.m[0] = m;
+      else
+        ch.m[1] = m;
     }
     const uint32_t ul = __shfl_up_sync(0xffffffffu, prev, 1), ur = __shfl_down_sync(0xffffffffu, prev, 1);
     const uint32_t up_l = lane > 0 ? ul : kOutS, up_r = lane < kStripWidth - 1 ? ur : kOutS;
     // The run of this lane: [s, e] (for a lane outside S, e < lane and s = lane + 1: unused).
-    const uint32_t at_or_below = lane == 31 ? 0xffffffffu : ((2u << lane) - 1u);
     const uint32_t zeros = ~m & at_or_below;
     const int s = zeros ? 32 - __clz(zeros) : 0;
     const uint32_t na = ~(m >> lane);
@@ -666,15 +737,21 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
     }
     const uint32_t run_min = __shfl_sync(0xffffffffu, v, s & 31);
     const uint32_t node = run_min != kOutS ? run_min : uint32_t(y * kStripWidth + s);
-    lab[li - base] = in ? node : kOutS;
-    __syncwarp();
-    if (in) {  // labels of this chunk only: this block's memory
+    if (in) *row_lab = node;
+    // The labels above the run other than node (all >= node) join it: prev at every pixel, up_l at the run's
+    // first pixel, up_r at its last. Merges are rare: one test for all three.
+    const bool m_prev = prev != kOutS && prev != node;
+    const bool m_left = lane == s && up_l != kOutS && up_l != node;
+    const bool m_right = lane == e && up_r != kOutS && up_r != node;
+    __syncwarp();  // the row's labels before any merge reads them
+    if (in && (m_prev || m_left || m_right)) {  // labels of this chunk only: this block's memory
       const SharedLabels own{lab, base};
-      if (prev != kOutS && prev != node) merge(own, prev, node);
-      if (lane == s && up_l != kOutS && up_l != node) merge(own, up_l, node);
-      if (lane == e && up_r != kOutS && up_r != node) merge(own, up_r, node);
+      if (m_prev) merge(own, prev, node);
+      if (m_left) merge(own, up_l, node);
+      if (m_right) merge(own, up_r, node);
     }
-    __syncwarp();
+    // No barrier before the next row: its merges touch only labels of rows up to it, and a merge racing
+    // another is what the lock-free scheme allows; the next ballot joins the lanes again.
     prev = in ? node : kOutS;
   }
   L.sync();
@@ -696,14 +773,14 @@ __device__ void strip_label(const StripCcl& c, const Lab& L, uint32_t lo, uint32
   // gathered), folds its A into it (the root's own fold turns its word into kAcc | A) and points at it.
   // A member's word is written by its own thread alone, with its root (readers walking through it stay on
   // the chain).
-  for (int y = c.ty; y < c.rows; y += c.ny) {
-    const uint32_t li = uint32_t((c.r0 + y) * kStripWidth + c.tx);
-    if (lab[li - base] == kOutS) continue;
+  for_chunk_pixels(ch, lane, c.r0, [&](uint32_t k) {
+    const uint32_t li = k + base;
     const uint32_t r = find_strip(L, li);
-    atomicMax(L.at(r), kAcc | (codes[li - base] & 0xffu));
-    if (r != li) atomicMin(lab + (li - base), r);  // an atomic store in effect (r is below any parent it had)
-  }
+    atomicMax(L.at(r), kAcc | (codes[k] & 0xffu));
+    if (r != li) atomicMin(lab + k, r);  // an atomic store in effect (r is below any parent it had)
+  });
   L.sync();
+  return ch;
 }
 
 // The component maximum of a pixel of S whose word is w (after strip_label).
@@ -712,26 +789,24 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
   return (w & kAcc) ? (w & 0xffu) : (L.load(w) & 0xffu);
 }
 
-// The counting pass's per-pixel part, after strip_label: SM += F_low(maxA) - F_low(A) for the pixels of S of
-// this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The plane is
-// written only for the pixels of S (B >= low): its readers test that first.
+// The counting pass's per-pixel part, after strip_label (ch: the warp's chunk): SM += F_low(maxA) - F_low(A) for
+// the pixels of S of this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The
+// plane is written only for the pixels of S (B >= low): its readers test that first.
 template <class Lab>
-__device__ void strip_count_pixels(const StripCcl& c, const Lab& L, const CclParams& p, int l, const uint16_t* f,
-                                   uint32_t* sm, uint8_t* cmax, int x0) {
-  const int W = p.width, x = x0 + c.tx;
-  if (x >= W) return;
+__device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p, int l,
+                                   const uint16_t* f, uint32_t* sm, uint8_t* cmax, int x0) {
+  const int W = p.width;
   uint8_t* plane = p.layers.slot[l] >= 0 ? cmax + size_t(p.layers.slot[l]) * W * c.H : nullptr;
-  for (int y = c.ty; y < c.rows; y += c.ny) {
-    const uint32_t li = uint32_t(y * kStripWidth + c.tx), w = c.lab[li];
-    const size_t gi = size_t(c.r0 + y) * W + x;
-    if (w == kOutS) continue;
-    const uint32_t mx = strip_max(L, w);
-    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[li] & 0xffu]);
+  for_chunk_pixels(ch, c.tx, c.r0, [&](uint32_t k) {
+    const int x = x0 + int(k % kStripWidth);
+    if (x >= W) return;  // never in S (codes 0 past the width): kept for safety
+    const size_t gi = size_t(c.r0 + int(k / kStripWidth)) * W + x;
+    const uint32_t mx = strip_max(L, c.lab[k]);
+    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[k] & 0xffu]);
     if (add) atomicAdd(sm + gi, add);
     if (plane) plane[gi] = uint8_t(mx);
-  }
+  });
 }
-
 // Counting pass: block (strip, layer of the batch); SM (zeroed by the caller) gets F_low(maxA) - F_low(A).
 // With a slot for the layer's low, plane `slot` of cmax (W x H bytes each) gets maxA of the pixel's
 // component for the pixels of S, 0 elsewhere: the final pass reads its edge map from it.
@@ -747,8 +822,8 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
   strip_load(c, p.q, W, x0);
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
-  strip_label(c, L, p.layers.low[l], 255u);
-  strip_count_pixels(c, L, p, l, f, sm, cmax, x0);
+  const StripChunk ch = strip_label(c, L, p.layers.low[l]);
+  strip_count_pixels(c, ch, L, p, l, f, sm, cmax, x0);
 }
 
 // The counting pass over strips in a cluster of K blocks (strips taller than one block holds, up to
@@ -772,8 +847,8 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
   strip_load(c, p.q, W, x0);
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
-  strip_label(c, L, p.layers.low[l], 255u);
-  strip_count_pixels(c, L, p, l, f, sm, cmax, x0);
+  const StripChunk ch = strip_label(c, L, p.layers.low[l]);
+  strip_count_pixels(c, ch, L, p, l, f, sm, cmax, x0);
   cluster.sync();  // no block leaves while another may read its labels
 #else
   __trap();  // clusters need sm_90: the host never launches this kernel below it
@@ -797,22 +872,32 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
              int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   __syncthreads();
-  strip_label(c, SharedLabels{strip_lab, uint32_t(r0 * kStripWidth)}, lo, hi);
-  const int x = x0 + c.tx;
+  const StripChunk ch = strip_label(c, SharedLabels{strip_lab, uint32_t(r0 * kStripWidth)}, lo);  // lo < hi, or 255
   const size_t n = size_t(W) * H;
   uint32_t* lab = p.lab + size_t(l) * n;
   uint32_t* mx = p.mx + size_t(l) * n;
   uint32_t* bits = roots + size_t(l) * gridDim.x * H + blockIdx.x;
-  for (int y = c.ty; y < rows; y += c.ny) {
-    const uint32_t w = strip_lab[y * kStripWidth + c.tx];
-    const bool in = x < W && w != kOutS, root = in && (w & kAcc) != 0;
-    const uint32_t b = __ballot_sync(0xffffffffu, root);
-    if (c.tx == 0) bits[size_t(r0 + y) * gridDim.x] = b;
-    if (!in) continue;
-    const size_t gi = size_t(r0 + y) * W + x;
-    lab[gi] = root ? uint32_t(gi) : uint32_t(size_t(w / kStripWidth) * W + x0 + w % kStripWidth);
-    if (root) mx[gi] = w & 0xffu;
-  }
+  // The warp's chunk alone from here (its pixels, its rows' bit words): the bit rows are gathered in shared memory,
+  // in the codes' words (dead after strip_label), then stored a row a lane.
+  uint32_t* row_bits = reinterpret_cast<uint32_t*>(c.codes);  // row_bits[y - r0] for strip row y of the tile
+  for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) row_bits[y - r0] = 0;
+  __syncwarp();
+  // Parents and the roots' maxima and bits: the pixels of S only, 32 at a time.
+  for_chunk_pixels(ch, c.tx, r0, [&](uint32_t k) {
+    const int x = x0 + int(k % kStripWidth), y = r0 + int(k / kStripWidth);
+    if (x >= W) return;  // never in S (codes 0 past the width): kept for safety
+    const uint32_t w = strip_lab[k];
+    const size_t gi = size_t(y) * W + x;
+    if (w & kAcc) {  // a tile root
+      lab[gi] = uint32_t(gi);
+      mx[gi] = w & 0xffu;
+      atomicOr(row_bits + (y - r0), 1u << (k % kStripWidth));
+    } else {
+      lab[gi] = uint32_t(size_t(w / kStripWidth) * W + x0 + w % kStripWidth);
+    }
+  });
+  __syncwarp();
+  for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) bits[size_t(y) * gridDim.x] = row_bits[y - r0];
 }
 
 // Pass 2 for the tiles of ccl_strip_local_kernel: block (strip, chunk of kStripBorderThreads rows of a tile,
@@ -929,7 +1014,7 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   strip_load(c, p.q, W, x0);
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
-  strip_label(c, L, lo, hi);
+  strip_label(c, L, lo);  // lo < hi here
   if (x >= W) return;
   for (int y = c.ty; y < c.H; y += c.ny) {
     const uint32_t w = strip_lab[y * kStripWidth + c.tx];
@@ -938,19 +1023,53 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
 }
 
 // Strip mode's edge map once select_kernel has picked every strip's pair, when each pair's low has a plane
-// of component maxima in cmax (the counting pass wrote it) or equals its high (no linking): a thread a pixel.
-__global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H, const ThresholdPair* __restrict__ pairs,
-                                   LowSlots slots, const uint8_t* __restrict__ cmax, uint8_t* __restrict__ edges,
-                                   int edges_pitch) {
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
+// of component maxima in cmax (the counting pass wrote it) or equals its high (no linking): a thread takes kV
+// pixels of a row, 4 (8-byte loads of codes, 4-byte loads of the plane and stores of the map) where the width is
+// a multiple of 4 and the map's rows are 4-byte aligned, else 1. The kV pixels lie in one strip.
+template <int kV>
+__global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
+                                   const ThresholdPair* __restrict__ pairs, LowSlots slots,
+                                   const uint8_t* __restrict__ cmax, uint8_t* __restrict__ edges, int edges_pitch) {
+  static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
+  const int x = (blockIdx.x * kTileX + threadIdx.x) * kV, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= W || y >= H) return;
   const size_t i = size_t(y) * W + x;
   const ThresholdPair t = pairs[x / kStripWidth];
-  const uint32_t code = q[i];
-  uint32_t v = code & 0xffu;  // low == high: S = {A >= high}, no linking
-  if (t.low != t.high)  // S = {B >= low}; the plane holds the component maxima there only
-    v = (code >> 8) >= uint32_t(t.low) ? cmax[size_t(slots.of[t.low]) * W * H + i] : 0u;
-  edges[size_t(y) * edges_pitch + x] = v >= uint32_t(t.high) ? 255 : 0;
+  uint16_t code[kV];
+  uint8_t mx[kV] = {};
+  if (kV == 4) {
+    const uint2 c4 = *reinterpret_cast<const uint2*>(q + i);
+    code[0] = uint16_t(c4.x);
+    code[1] = uint16_t(c4.x >> 16);
+    code[2] = uint16_t(c4.y);
+    code[3] = uint16_t(c4.y >> 16);
+  } else {
+    code[0] = q[i];
+  }
+  if (t.low != t.high) {  // S = {B >= low}; the plane holds the component maxima there only
+    const uint8_t* plane = cmax + size_t(slots.of[t.low]) * W * H + i;
+    if (kV == 4) {
+      const uchar4 m4 = *reinterpret_cast<const uchar4*>(plane);
+      mx[0] = m4.x;
+      mx[1] = m4.y;
+      mx[2] = m4.z;
+      mx[3] = m4.w;
+    } else {
+      mx[0] = *plane;
+    }
+  }
+  uint8_t e[kV];
+#pragma unroll
+  for (int u = 0; u < kV; ++u) {
+    uint32_t v = code[u] & 0xffu;  // low == high: S = {A >= high}, no linking
+    if (t.low != t.high) v = (code[u] >> 8) >= uint32_t(t.low) ? mx[u] : 0u;
+    e[u] = v >= uint32_t(t.high) ? 255 : 0;
+  }
+  uint8_t* out = edges + size_t(y) * edges_pitch + x;
+  if (kV == 4)
+    *reinterpret_cast<uchar4*>(out) = make_uchar4(e[0], e[1], e[2], e[3]);
+  else
+    out[0] = e[0];
 }
 
 // The final map: 255 where the pixel is in S and its component reaches the region's high.
@@ -997,24 +1116,29 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
   const uint32_t unc = uint32_t(nc);
   // A warp takes 32 columns of a row at a time, the warps of the block spread over (row, 32 columns) pairs: every
   // warp has work for a strip (one pair a row) and for the whole frame's rows (a block may hold a single row).
+  // A thread issues the loads of kU pieces together, SM first, then G where SM is not 0: two waits for memory a
+  // kU pieces instead of two a piece (at 512 x 512 a block of a strip is latency-bound: 8 pieces a thread).
   const int tx = threadIdx.x % kStripWidth, ty = threadIdx.x / kStripWidth, ny = blockDim.x / kStripWidth;
   const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
-  if (chunks == 1) {  // a strip: a row per warp, without the division below
-    const int x = x0 + tx;
-    if (x < x1)
-      for (int y = y0 + ty; y < y1; y += ny) {
-        const size_t i = size_t(y) * W + x;
-        const uint32_t sv = sm[i];
-        if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
-      }
-  } else {
-    for (int k = ty; k < pieces; k += ny) {
-      const int y = y0 + k / chunks, x = x0 + (k % chunks) * kStripWidth + tx;
-      if (x >= x1) continue;
-      const size_t i = size_t(y) * W + x;
-      const uint32_t sv = sm[i];
-      if (sv) bin_pixel(sv, g[i], unc, bin_s, g_count, p_hist);
+  constexpr int kU = 8;
+  for (int k0 = ty; k0 < pieces; k0 += kU * ny) {
+    uint32_t idx[kU], sv[kU];
+    float gv[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int k = k0 + u * ny;
+      // a strip (chunks == 1, block-uniform): a row a piece, without the division
+      const int y = y0 + (chunks == 1 ? k : k / chunks);
+      const int x = x0 + (chunks == 1 ? 0 : (k % chunks) * kStripWidth) + tx;
+      const bool in = k < pieces && x < x1;
+      idx[u] = in ? uint32_t(y) * uint32_t(W) + uint32_t(x) : 0u;  // W * H <= kMaxPixels < 2^32
+      sv[u] = in ? sm[idx[u]] : 0u;
     }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) gv[u] = sv[u] ? g[idx[u]] : 0.0f;
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (sv[u]) bin_pixel(sv[u], gv[u], unc, bin_s, g_count, p_hist);
   }
   __syncthreads();
   uint32_t* gh = hist + size_t(blockIdx.x) * kHistWords;
@@ -1347,7 +1471,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         ws.hist + size_t(nregions) * kHistWords);
     GPUEC_CUDA_CHECK_LAUNCH();
     if (block_strips || cluster_strips) {  // every pair's low has its maxima in cmax (or equals the high)
-      strip_edges_kernel<<<grid, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
+      if (W % 4 == 0 && edges_pitch % 4 == 0 && reinterpret_cast<uintptr_t>(edges) % 4 == 0) {
+        const dim3 grid4((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
+        strip_edges_kernel<4><<<grid4, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
+      } else {
+        strip_edges_kernel<1><<<grid, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
+      }
       GPUEC_CUDA_CHECK_LAUNCH();
       return {};
     }
