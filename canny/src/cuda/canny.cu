@@ -283,15 +283,21 @@ __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __res
 //
 // Labelling: union-find over pixel indices (Playne and Hawick's lock-free scheme): every pixel of S starts
 // as its own root, parents always point to smaller indices (atomicMin), so the find loops end and any
-// interleaving gives the same partition. Layers: one label plane per low of the batch (blockIdx.z).
+// interleaving gives the same partition. Layers: the lows of a batch, one label plane each in the tile path
+// (blockIdx.z); strip mode's counting kernels take up to kMaxStripLayers lows in one launch (blockIdx.y), one
+// plane of cmax each (a larger kernel parameter: CUDA 12.1 and later take up to 32 KB).
 constexpr int kMaxLayers = 8;
+constexpr int kMaxStripLayers = 32;
 
-struct Layers {
-  int n;                       // layers in this batch
-  uint8_t low[kMaxLayers];     // count pass: the low of each layer (high: 255, never reached)
-  uint16_t f[kMaxLayers][kMaxThreshold + 1];  // F_low(v): candidates (low, high) with high <= v
-  int16_t slot[kMaxLayers];    // strip mode: plane of cmax for the component maxima of this low, -1 none
+template <int N>
+struct LayersOf {
+  int n;                              // layers in this batch
+  uint8_t low[N];                     // count pass: the low of each layer (high: 255, never reached)
+  uint16_t f[N][kMaxThreshold + 1];   // F_low(v): candidates (low, high) with high <= v
+  int16_t slot[N];                    // strip mode: plane of cmax for the component maxima of this low, -1 none
 };
+using Layers = LayersOf<kMaxLayers>;
+using StripLayers = LayersOf<kMaxStripLayers>;
 
 // Strip mode: which plane of cmax holds the component maxima of S(low), per low (-1: not kept).
 struct LowSlots {
@@ -793,10 +799,10 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 // the pixels of S of this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The
 // plane is written only for the pixels of S (B >= low): its readers test that first.
 template <class Lab>
-__device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p, int l,
-                                   const uint16_t* f, uint32_t* sm, uint8_t* cmax, int x0) {
+__device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p,
+                                   int slot, const uint16_t* f, uint32_t* sm, uint8_t* cmax, int x0) {
   const int W = p.width;
-  uint8_t* plane = p.layers.slot[l] >= 0 ? cmax + size_t(p.layers.slot[l]) * W * c.H : nullptr;
+  uint8_t* plane = slot >= 0 ? cmax + size_t(slot) * W * c.H : nullptr;
   for_chunk_pixels(ch, c.tx, c.r0, [&](uint32_t k) {
     const int x = x0 + int(k % kStripWidth);
     if (x >= W) return;  // never in S (codes 0 past the width): kept for safety
@@ -811,19 +817,19 @@ __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, cons
 // With a slot for the layer's low, plane `slot` of cmax (W x H bytes each) gets maxA of the pixel's
 // component for the pixels of S, 0 elsewhere: the final pass reads its edge map from it.
 __global__ void __launch_bounds__(kStripThreads)
-strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
+strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax) {
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
-  for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = p.layers.f[l][k];
+  for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
   StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0,
              p.height, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
              int(blockDim.x / kStripWidth)};
   strip_load(c, p.q, W, x0);
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
-  const StripChunk ch = strip_label(c, L, p.layers.low[l]);
-  strip_count_pixels(c, ch, L, p, l, f, sm, cmax, x0);
+  const StripChunk ch = strip_label(c, L, ls.low[l]);
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
 }
 
 // The counting pass over strips in a cluster of K blocks (strips taller than one block holds, up to
@@ -831,7 +837,8 @@ strip_count_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax) {
 // [k, k + 1) * block_rows of the strip in its shared memory, and the labels form one union-find over the
 // cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
 __global__ void __launch_bounds__(kStripThreads, 2)
-strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax, int block_rows, uint32_t magic) {
+strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int block_rows,
+                           uint32_t magic) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
@@ -839,7 +846,7 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const int K = int(cluster.num_blocks()), k = int(cluster.block_rank());
   const int l = blockIdx.y, W = p.width, x0 = (blockIdx.x / K) * kStripWidth;
-  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = p.layers.f[l][j];
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
   if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
   const int r0 = k * block_rows, rows = min(block_rows, p.height - r0);
   StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * block_rows), p.height, r0,
@@ -847,8 +854,8 @@ strip_count_cluster_kernel(CclParams p, uint32_t* sm, uint8_t* __restrict__ cmax
   strip_load(c, p.q, W, x0);
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
-  const StripChunk ch = strip_label(c, L, p.layers.low[l]);
-  strip_count_pixels(c, ch, L, p, l, f, sm, cmax, x0);
+  const StripChunk ch = strip_label(c, L, ls.low[l]);
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
   cluster.sync();  // no block leaves while another may read its labels
 #else
   __trap();  // clusters need sm_90: the host never launches this kernel below it
@@ -1396,7 +1403,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // the densest sets, start in the first wave); the tile path the largest first, so that its last batch,
     // the smallest lows (the likeliest picks), stays in its label planes for the final pass (CclParams::kept).
     const bool smem_strips = block_strips || cluster_strips;
-    const int per_batch = smem_strips ? kMaxLayers : ws.layers;
+    const int per_batch = smem_strips ? kMaxStripLayers : ws.layers;  // C_0.01's 25 lows: one launch of strips
     // Clusters: K blocks of R rows each, the strip's rows split evenly.
     const int K = cluster_strips ? (H + room.cluster_rows - 1) / room.cluster_rows : 1, R = (H + K - 1) / K;
     const int step = smem_strips ? 1 : -1;
@@ -1405,28 +1412,34 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // The tile path's first batch takes the remainder, so that the kept last batch is a full one.
     int cap = smem_strips || nlows % per_batch == 0 ? per_batch : nlows % per_batch;
     int batch = 0;
+    StripLayers ls{};  // the batch: strip mode's kernels take it whole, the tile path's copy it into p.layers
     for (int lo = smem_strips ? 1 : kMaxThreshold; lo >= 1 && lo <= kMaxThreshold; cap = per_batch) {
-      p.layers.n = 0;
-      for (; lo >= 1 && lo <= kMaxThreshold && p.layers.n < cap; lo += step)
-        if (has_low[lo]) p.layers.low[p.layers.n++] = uint8_t(lo);
-      if (p.layers.n == 0) break;  // p.layers.low still holds the last batch's lows: kept_layer reads them
+      ls.n = 0;
+      for (; lo >= 1 && lo <= kMaxThreshold && ls.n < cap; lo += step)
+        if (has_low[lo]) ls.low[ls.n++] = uint8_t(lo);
+      if (ls.n == 0) break;  // p.layers.low still holds the last batch's lows: kept_layer reads them
       // Inside a batch the smallest low, the densest set, takes the first layer: its blocks start first.
-      if (!smem_strips) std::reverse(p.layers.low, p.layers.low + p.layers.n);
-      p.kept = smem_strips ? 0 : p.layers.n;
-      for (int l = 0; l < p.layers.n; ++l)
-        p.layers.slot[l] = smem_strips ? slots.of[p.layers.low[l]] : int16_t(-1);
-      std::memset(p.layers.f, 0, sizeof p.layers.f);
+      if (!smem_strips) std::reverse(ls.low, ls.low + ls.n);
+      for (int l = 0; l < ls.n; ++l) ls.slot[l] = smem_strips ? slots.of[ls.low[l]] : int16_t(-1);
+      std::memset(ls.f, 0, sizeof ls.f);
       for (int c = 0; c < nc; ++c)
-        for (int l = 0; l < p.layers.n; ++l)
-          if (options.candidates[c].low == p.layers.low[l]) ++p.layers.f[l][options.candidates[c].high];
-      for (int l = 0; l < p.layers.n; ++l)
-        for (int v = 1; v <= kMaxThreshold; ++v) p.layers.f[l][v] = uint16_t(p.layers.f[l][v] + p.layers.f[l][v - 1]);
+        for (int l = 0; l < ls.n; ++l)
+          if (options.candidates[c].low == ls.low[l]) ++ls.f[l][options.candidates[c].high];
+      for (int l = 0; l < ls.n; ++l)
+        for (int v = 1; v <= kMaxThreshold; ++v) ls.f[l][v] = uint16_t(ls.f[l][v] + ls.f[l][v - 1]);
+      if (!smem_strips) {  // per_batch = ws.layers <= kMaxLayers
+        p.layers.n = ls.n;
+        std::copy(ls.low, ls.low + ls.n, p.layers.low);
+        std::copy(ls.slot, ls.slot + ls.n, p.layers.slot);
+        for (int l = 0; l < ls.n; ++l) std::copy(ls.f[l], ls.f[l] + kMaxThreshold + 1, p.layers.f[l]);
+        p.kept = ls.n;
+      }
       if (block_strips) {
-        strip_count_kernel<<<dim3(ns, p.layers.n), kStripThreads, strip_smem, stream>>>(p, ws.sm, cmax);
+        strip_count_kernel<<<dim3(ns, ls.n), kStripThreads, strip_smem, stream>>>(p, ls, ws.sm, cmax);
         GPUEC_CUDA_CHECK_LAUNCH();
       } else if (cluster_strips) {
         cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(unsigned(ns * K), unsigned(p.layers.n));
+        cfg.gridDim = dim3(unsigned(ns * K), unsigned(ls.n));
         cfg.blockDim = dim3(kStripThreads);
         cfg.dynamicSmemBytes = strip_smem_bytes(R);
         cfg.stream = stream;
@@ -1437,7 +1450,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         attr.val.clusterDim.z = 1;
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
-        GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ws.sm, cmax, R,
+        GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ls, ws.sm, cmax, R,
                                             cluster_magic(uint32_t(kStripWidth * R))));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
