@@ -298,6 +298,10 @@ struct LayersOf {
 };
 using Layers = LayersOf<kMaxLayers>;
 using StripLayers = LayersOf<kMaxStripLayers>;
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ < 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 1))
+#error "strip_count_kernel's parameters (CclParams and StripLayers, about 8.3 KB) need CUDA 12.1 or later"
+#endif
 
 // Strip mode: which plane of cmax holds the component maxima of S(low), per low (-1: not kept).
 struct LowSlots {
@@ -620,8 +624,10 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 // a time (for_chunk_pixels), rather than a warp a row: S is thin (NMS keeps ridges), and a row holds about 5
 // pixels of it on the standard images, so a row-wise pass runs most of its warp instructions for idle lanes.
 constexpr int kChunkRows = 2 * 32;
-static_assert((kStripMaxRows + kStripThreads / kStripWidth - 1) / (kStripThreads / kStripWidth) <= kChunkRows,
-              "a warp's chunk of a strip block holds at most 64 rows");
+static_assert((kStripMaxRows + kStripThreads / kStripWidth - 1) / (kStripThreads / kStripWidth) <= kChunkRows &&
+                  kMaxClusterRows <= kStripMaxRows,
+              "a warp's chunk of a strip block holds at most 64 rows (every strip kernel runs kStripThreads threads, "
+              "on at most kStripMaxRows rows: tiles and cluster blocks too)");
 struct StripChunk {
   int y0, y1;
   uint32_t m[2];
@@ -756,8 +762,9 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
       if (m_left) merge(own, up_l, node);
       if (m_right) merge(own, up_r, node);
     }
-    // No barrier before the next row: its merges touch only labels of rows up to it, and a merge racing
-    // another is what the lock-free scheme allows; the next ballot joins the lanes again.
+    // No barrier after the merges: the next row's stores touch no word they read or write, the next row with S
+    // orders its stores before its own merges (the __syncwarp above), and a merge racing another is what the
+    // lock-free scheme allows; the chunk-top merge and the fold come after L.sync().
     prev = in ? node : kOutS;
   }
   L.sync();
@@ -1412,7 +1419,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // The tile path's first batch takes the remainder, so that the kept last batch is a full one.
     int cap = smem_strips || nlows % per_batch == 0 ? per_batch : nlows % per_batch;
     int batch = 0;
-    StripLayers ls{};  // the batch: strip mode's kernels take it whole, the tile path's copy it into p.layers
+    // The batch: strip mode's kernels take it whole (p.layers stays zero, p.kept 0), the tile path's kernels get it
+    // copied into p.layers (per_batch = ws.layers <= kMaxLayers), whose lows stay for kept_layer after the loop.
+    StripLayers ls{};
     for (int lo = smem_strips ? 1 : kMaxThreshold; lo >= 1 && lo <= kMaxThreshold; cap = per_batch) {
       ls.n = 0;
       for (; lo >= 1 && lo <= kMaxThreshold && ls.n < cap; lo += step)
