@@ -347,6 +347,15 @@ __device__ __forceinline__ bool in_set(uint32_t code, uint32_t lo, uint32_t hi) 
   return (code >> 8) >= lo || (code & 0xffu) >= hi;
 }
 
+// The edge map's rule, for a pixel with code `code` in a region whose pair is (lo, hi), lo <= hi: 255 where it is
+// an edge. lo == hi: S = {A >= high}, every pixel of it an edge (no linking). lo < hi: S = {B >= lo} (A >= hi > lo
+// implies B >= lo), an edge where its component's maximum of A, max_of() (called for pixels of S only), reaches hi.
+template <class Max>
+__device__ __forceinline__ uint8_t map_edge(uint32_t code, uint32_t lo, uint32_t hi, Max max_of) {
+  if (lo == hi) return (code & 0xffu) >= hi ? 255 : 0;
+  return (code >> 8) >= lo && max_of() >= hi ? 255 : 0;
+}
+
 // Union-find labels (Playne and Hawick's lock-free scheme; parents at smaller indices) and where they live:
 // at(g) is the word of label g, load(g) reads it.
 //   GlobalLabels: global memory, read past L1 (other blocks write it);
@@ -1010,18 +1019,12 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   }
   __syncthreads();
   const uint32_t lo = uint32_t(pair.low), hi = uint32_t(pair.high);
-  if (lo == hi) {
+  if (lo == hi || slots.of[lo] >= 0) {  // no linking, or the plane of the low's maxima (written for S only)
     if (x >= W) return;
-    for (int y = c.ty; y < c.H; y += c.ny)
-      edges[size_t(y) * edges_pitch + x] = (p.q[size_t(y) * W + x] & 0xffu) >= hi ? 255 : 0;
-    return;
-  }
-  if (slots.of[lo] >= 0) {
-    if (x >= W) return;
-    const uint8_t* plane = cmax + size_t(slots.of[lo]) * W * c.H;
+    const uint8_t* plane = lo == hi ? nullptr : cmax + size_t(slots.of[lo]) * W * c.H;
     for (int y = c.ty; y < c.H; y += c.ny) {
       const size_t i = size_t(y) * W + x;
-      edges[size_t(y) * edges_pitch + x] = (p.q[i] >> 8) >= lo && plane[i] >= hi ? 255 : 0;  // the plane: S only
+      edges[size_t(y) * edges_pitch + x] = map_edge(p.q[i], lo, hi, [&] { return uint32_t(plane[i]); });
     }
     return;
   }
@@ -1031,8 +1034,8 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   strip_label(c, L, lo);  // lo < hi here
   if (x >= W) return;
   for (int y = c.ty; y < c.H; y += c.ny) {
-    const uint32_t w = strip_lab[y * kStripWidth + c.tx];
-    edges[size_t(y) * edges_pitch + x] = (w != kOutS && strip_max(L, w) >= hi) ? 255 : 0;
+    const int k = y * kStripWidth + c.tx;
+    edges[size_t(y) * edges_pitch + x] = map_edge(c.codes[k], lo, hi, [&] { return strip_max(L, strip_lab[k]); });
   }
 }
 
@@ -1074,11 +1077,7 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
   }
   uint8_t e[kV];
 #pragma unroll
-  for (int u = 0; u < kV; ++u) {
-    uint32_t v = code[u] & 0xffu;  // low == high: S = {A >= high}, no linking
-    if (t.low != t.high) v = (code[u] >> 8) >= uint32_t(t.low) ? mx[u] : 0u;
-    e[u] = v >= uint32_t(t.high) ? 255 : 0;
-  }
+  for (int u = 0; u < kV; ++u) e[u] = map_edge(code[u], t.low, t.high, [&] { return uint32_t(mx[u]); });
   uint8_t* out = edges + size_t(y) * edges_pitch + x;
   if (kV == 4)
     *reinterpret_cast<uchar4*>(out) = make_uchar4(e[0], e[1], e[2], e[3]);
@@ -1086,23 +1085,18 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
     out[0] = e[0];
 }
 
-// The final map: 255 where the pixel is in S and its component reaches the region's high.
+// The final map (map_edge): the component maxima from the label planes of the final pass or of a kept layer.
 __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int edges_pitch) {
   const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= p.width || y >= p.height) return;
   const size_t i = size_t(y) * p.width + x;
   uint32_t lo, hi;
   layer_pair(p, 0, x, &lo, &hi);
-  const uint32_t code = p.q[i];
-  uint8_t e = 0;
-  if (lo == hi) {
-    e = (code & 0xffu) >= hi ? 255 : 0;
-  } else if (in_set(code, lo, hi)) {
+  edges[size_t(y) * edges_pitch + x] = map_edge(p.q[i], lo, hi, [&] {
     const int l = kept_layer(p, lo);  // else the final pass labelled layer 0
     const size_t off = l > 0 ? size_t(l) * size_t(p.width) * p.height : 0;
-    e = comp_max(p.lab + off, p.mx + off, uint32_t(i)) >= hi ? 255 : 0;
-  }
-  edges[size_t(y) * edges_pitch + x] = e;
+    return comp_max(p.lab + off, p.mx + off, uint32_t(i));
+  });
 }
 
 // Medina-Carnicer's histograms and local maxima. Region r = blockIdx.x: columns [x0, min(W, x0 + rcols)),
