@@ -1085,18 +1085,37 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
     out[0] = e[0];
 }
 
-// The final map (map_edge): the component maxima from the label planes of the final pass or of a kept layer.
+// The final map (map_edge): the component maxima from the label planes of the final pass or of a kept layer. A
+// thread takes kV pixels of a row, as strip_edges_kernel (one strip, so one pair).
+template <int kV>
 __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int edges_pitch) {
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
+  static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
+  const int x = (blockIdx.x * kTileX + threadIdx.x) * kV, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= p.width || y >= p.height) return;
   const size_t i = size_t(y) * p.width + x;
   uint32_t lo, hi;
   layer_pair(p, 0, x, &lo, &hi);
-  edges[size_t(y) * edges_pitch + x] = map_edge(p.q[i], lo, hi, [&] {
-    const int l = kept_layer(p, lo);  // else the final pass labelled layer 0
-    const size_t off = l > 0 ? size_t(l) * size_t(p.width) * p.height : 0;
-    return comp_max(p.lab + off, p.mx + off, uint32_t(i));
-  });
+  const int l = kept_layer(p, lo);  // else the final pass labelled layer 0
+  const size_t off = l > 0 ? size_t(l) * size_t(p.width) * p.height : 0;
+  uint32_t code[kV];
+  if (kV == 4) {
+    const uint2 c4 = *reinterpret_cast<const uint2*>(p.q + i);
+    code[0] = c4.x & 0xffffu;
+    code[1] = c4.x >> 16;
+    code[2] = c4.y & 0xffffu;
+    code[3] = c4.y >> 16;
+  } else {
+    code[0] = p.q[i];
+  }
+  uint8_t e[kV];
+#pragma unroll
+  for (int u = 0; u < kV; ++u)
+    e[u] = map_edge(code[u], lo, hi, [&] { return comp_max(p.lab + off, p.mx + off, uint32_t(i + u)); });
+  uint8_t* out = edges + size_t(y) * edges_pitch + x;
+  if (kV == 4)
+    *reinterpret_cast<uchar4*>(out) = make_uchar4(e[0], e[1], e[2], e[3]);
+  else
+    out[0] = e[0];
 }
 
 // Medina-Carnicer's histograms and local maxima. Region r = blockIdx.x: columns [x0, min(W, x0 + rcols)),
@@ -1506,7 +1525,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
   if (relabel)
     if (const gpu::CudaError e = run_ccl(p, 1, room, roots, stream)) return e;
-  ccl_output_kernel<<<grid, block, 0, stream>>>(p, edges, edges_pitch);
+  if (W % 4 == 0 && edges_pitch % 4 == 0 && reinterpret_cast<uintptr_t>(edges) % 4 == 0) {
+    const dim3 grid4((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
+    ccl_output_kernel<4><<<grid4, block, 0, stream>>>(p, edges, edges_pitch);
+  } else {
+    ccl_output_kernel<1><<<grid, block, 0, stream>>>(p, edges, edges_pitch);
+  }
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
