@@ -251,23 +251,50 @@ front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps
 }
 
 // G = mk / Mmax (canny.h NUMBERS, one rounding). With q, also the threshold codes (threshold_codes in
-// canny_cuda.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one.
+// canny_cuda.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one. A thread takes kV
+// pixels of a row: 4 (16-byte loads and stores) where the width and g's pitch are multiples of 4 and g is 16-byte
+// aligned, else 1. Mmax = sqrt(max2) once a thread: the same rounding as once a pixel.
+template <int kV>
 __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __restrict__ max2, int W, int H,
                              float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
                              uint32_t* __restrict__ sm_zero) {
+  static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
   __shared__ float t[kMaxThreshold + 1];
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   if (tid <= kMaxThreshold) t[tid] = __fdiv_rn(float(tid), 100.0f);
   __syncthreads();
-  const int x = blockIdx.x * kTileX + threadIdx.x, y = blockIdx.y * kTileY + threadIdx.y;
+  const int x = (blockIdx.x * kTileX + threadIdx.x) * kV, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= W || y >= H) return;
   const size_t i = size_t(y) * W + x;
-  const float mc = mk[i];
-  const float v = mc != 0.0f ? __fdiv_rn(mc, __fsqrt_rn(float(*max2))) : 0.0f;
-  g[size_t(y) * g_pitch + x] = v;
-  if (sm_zero) sm_zero[i] = 0;
+  float mc[kV], v[kV];
+  if (kV == 4) {
+    const float4 m4 = *reinterpret_cast<const float4*>(mk + i);
+    mc[0] = m4.x;
+    mc[1] = m4.y;
+    mc[2] = m4.z;
+    mc[3] = m4.w;
+  } else {
+    mc[0] = mk[i];
+  }
+  const float mmax = __fsqrt_rn(float(*max2));
+#pragma unroll
+  for (int u = 0; u < kV; ++u) v[u] = mc[u] != 0.0f ? __fdiv_rn(mc[u], mmax) : 0.0f;
+  float* gr = g + size_t(y) * g_pitch + x;
+  if (kV == 4) {
+    *reinterpret_cast<float4*>(gr) = make_float4(v[0], v[1], v[2], v[3]);
+    if (sm_zero) *reinterpret_cast<uint4*>(sm_zero + i) = make_uint4(0u, 0u, 0u, 0u);
+  } else {
+    gr[0] = v[0];
+    if (sm_zero) sm_zero[i] = 0;
+  }
   if (!q) return;
-  q[i] = uint16_t(v > 0.0f ? threshold_codes(v, t) : 0u);
+  uint32_t c[kV];
+#pragma unroll
+  for (int u = 0; u < kV; ++u) c[u] = v[u] > 0.0f ? threshold_codes(v[u], t) : 0u;
+  if (kV == 4)
+    *reinterpret_cast<uint2*>(q + i) = make_uint2(c[0] | c[1] << 16, c[2] | c[3] << 16);
+  else
+    q[i] = uint16_t(c[0]);
 }
 
 // ---- thresholds and hysteresis ---------------------------------------------------------------------------
@@ -1213,7 +1240,12 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
                                                    front_kernel<4>, front_kernel<5>, front_kernel<6>};
   kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
-  codes_kernel<<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
+  if (W % 4 == 0 && g_pitch % 4 == 0 && reinterpret_cast<uintptr_t>(g) % 16 == 0) {
+    const dim3 grid4((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
+    codes_kernel<4><<<grid4, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
+  } else {
+    codes_kernel<1><<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
+  }
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
