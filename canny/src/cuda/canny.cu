@@ -252,8 +252,8 @@ front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps
 
 // G = mk / Mmax (canny.h NUMBERS, one rounding). With q, also the threshold codes (threshold_codes in
 // canny_cuda.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one. A thread takes kV
-// pixels of a row: 4 (16-byte loads and stores) where the width and g's pitch are multiples of 4 and g is 16-byte
-// aligned, else 1. Mmax = sqrt(max2) once a thread: the same rounding as once a pixel.
+// pixels of a row: 4 (16-byte loads and stores) where g's rows allow it (quad_rows), else 1. Mmax = sqrt(max2)
+// once a thread: the same rounding as once a pixel.
 template <int kV>
 __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __restrict__ max2, int W, int H,
                              float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
@@ -1068,8 +1068,8 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
 
 // Strip mode's edge map once select_kernel has picked every strip's pair, when each pair's low has a plane
 // of component maxima in cmax (the counting pass wrote it) or equals its high (no linking): a thread takes kV
-// pixels of a row, 4 (8-byte loads of codes, 4-byte loads of the plane and stores of the map) where the width is
-// a multiple of 4 and the map's rows are 4-byte aligned, else 1. The kV pixels lie in one strip.
+// pixels of a row, 4 (8-byte loads of codes, 4-byte loads of the plane and stores of the map) where the map's rows
+// allow it (quad_rows), else 1. The kV pixels lie in one strip.
 template <int kV>
 __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
                                    const ThresholdPair* __restrict__ pairs, LowSlots slots,
@@ -1228,6 +1228,14 @@ __global__ void fill_pairs_kernel(ThresholdPair* pairs, int ns, ThresholdPair p)
   if (i < ns) pairs[i] = p;
 }
 
+// The per-pixel kernels (codes_kernel, strip_edges_kernel, ccl_output_kernel) take 4 pixels a thread where every
+// row starts 4 pixels aligned: the width and the output's pitch multiples of 4 and its base `align`-byte aligned
+// (16 for floats, 4 for the map's bytes); quad_grid is then their grid.
+bool quad_rows(int W, int pitch, const void* out, uintptr_t align) {
+  return W % 4 == 0 && pitch % 4 == 0 && reinterpret_cast<uintptr_t>(out) % align == 0;
+}
+dim3 quad_grid(int W, int H) { return dim3((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY); }
+
 // Steps 1-3 into g (pitch g_pitch); arguments already checked.
 gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const Taps& taps, float* g, int g_pitch,
                             uint16_t* q, uint32_t* sm_zero, const Workspace& ws, cudaStream_t stream) {
@@ -1240,9 +1248,8 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
                                                    front_kernel<4>, front_kernel<5>, front_kernel<6>};
   kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
-  if (W % 4 == 0 && g_pitch % 4 == 0 && reinterpret_cast<uintptr_t>(g) % 16 == 0) {
-    const dim3 grid4((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
-    codes_kernel<4><<<grid4, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
+  if (quad_rows(W, g_pitch, g, 16)) {
+    codes_kernel<4><<<quad_grid(W, H), block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
   } else {
     codes_kernel<1><<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
   }
@@ -1538,9 +1545,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         ws.hist + size_t(nregions) * kHistWords);
     GPUEC_CUDA_CHECK_LAUNCH();
     if (block_strips || cluster_strips) {  // every pair's low has its maxima in cmax (or equals the high)
-      if (W % 4 == 0 && edges_pitch % 4 == 0 && reinterpret_cast<uintptr_t>(edges) % 4 == 0) {
-        const dim3 grid4((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
-        strip_edges_kernel<4><<<grid4, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
+      if (quad_rows(W, edges_pitch, edges, 4)) {
+        strip_edges_kernel<4>
+            <<<quad_grid(W, H), block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
       } else {
         strip_edges_kernel<1><<<grid, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
       }
@@ -1557,9 +1564,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
   if (relabel)
     if (const gpu::CudaError e = run_ccl(p, 1, room, roots, stream)) return e;
-  if (W % 4 == 0 && edges_pitch % 4 == 0 && reinterpret_cast<uintptr_t>(edges) % 4 == 0) {
-    const dim3 grid4((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
-    ccl_output_kernel<4><<<grid4, block, 0, stream>>>(p, edges, edges_pitch);
+  if (quad_rows(W, edges_pitch, edges, 4)) {
+    ccl_output_kernel<4><<<quad_grid(W, H), block, 0, stream>>>(p, edges, edges_pitch);
   } else {
     ccl_output_kernel<1><<<grid, block, 0, stream>>>(p, edges, edges_pitch);
   }
