@@ -370,9 +370,11 @@ __device__ __forceinline__ void layer_pair(const CclParams& p, int l, int x, uin
   }
 }
 
-__device__ __forceinline__ bool in_set(uint32_t code, uint32_t lo, uint32_t hi) {
-  return (code >> 8) >= lo || (code & 0xffu) >= hi;
-}
+// The set S that every labelling labels, {B >= lo} (code = A | B << 8, A < 256): a labelled pair (lo, hi) has
+// lo < hi (a low equal to its high is never labelled: final_needs_labels), where A >= hi > lo implies B >= lo
+// (threshold_codes), or hi = 255 (the counting passes), which A (at most 100) never reaches. So {B >= lo} is
+// {B >= lo} u {A >= hi} (canny.h) for every pair labelled.
+__device__ __forceinline__ bool in_s(uint32_t code, uint32_t lo) { return code >= lo << 8; }
 
 // The edge map's rule, for a pixel with code `code` in a region whose pair is (lo, hi), lo <= hi: 255 where it is
 // an edge. lo == hi: S = {A >= high}, every pixel of it an edge (no linking). lo < hi: S = {B >= lo} (A >= hi > lo
@@ -455,7 +457,7 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
   layer_pair(p, l, x, &lo, &hi);                                                     \
   if (!final_needs_labels(p, lo, hi)) return;                                        \
   const uint32_t code = p.q[i];                                                      \
-  if (!in_set(code, lo, hi)) return;                                                 \
+  if (!in_s(code, lo)) return;                                                       \
   uint32_t* lab = p.lab + size_t(l) * n;
 
 // ---- the tile path: labels in global memory --------------------------------------------------------------
@@ -481,7 +483,7 @@ __device__ __forceinline__ void ccl_top_pixel(const CclParams& p, int x0, int y0
   const int rx0 = (x / p.region_w) * p.region_w, rx1 = min(W, rx0 + p.region_w);
   for (int dx = -1; dx <= 1; ++dx) {
     const int xx = x + dx;
-    if (xx >= rx0 && xx < rx1 && in_set(p.q[size_t(y - 1) * W + xx], lo, hi))
+    if (xx >= rx0 && xx < rx1 && in_s(p.q[size_t(y - 1) * W + xx], lo))
       merge(GlobalLabels{lab}, i, uint32_t(int64_t(i) - W + dx));
   }
 }
@@ -578,6 +580,39 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
   if (bg && 100u * sv >= bg * unc) atomicAdd(&g_count[bg], 1u);
 }
 
+// The histograms of the pixels of rows [y0, y1) x columns [x0, x1) (bin_pixel into the block's shared counts), by
+// threads (tx, ty) of 32 x ny: a warp takes 32 columns of a row at a time, the warps spread over the (row, 32
+// columns) pieces, so that every warp has work for a strip (a piece a row) and for a whole frame's rows (a block
+// may hold a single row). A thread issues the loads of kU pieces together, SM first, then G where SM is not 0: two
+// waits for memory a kU pieces instead of two a piece (at 512 x 512 a block of a strip is latency-bound: 8 pieces a
+// thread).
+__device__ __forceinline__ void region_histograms(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W,
+                                                  int x0, int x1, int y0, int y1, int tx, int ty, int ny,
+                                                  uint32_t unc, const uint8_t* bin_s, uint32_t* g_count,
+                                                  uint32_t* p_hist) {
+  const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
+  constexpr int kU = 8;
+  for (int k0 = ty; k0 < pieces; k0 += kU * ny) {
+    uint32_t idx[kU], sv[kU];
+    float gv[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int k = k0 + u * ny;
+      // a strip (chunks == 1): a row a piece, without the division
+      const int y = y0 + (chunks == 1 ? k : k / chunks);
+      const int x = x0 + (chunks == 1 ? 0 : (k % chunks) * kStripWidth) + tx;
+      const bool in = k < pieces && x < x1;
+      idx[u] = in ? uint32_t(y) * uint32_t(W) + uint32_t(x) : 0u;  // W * H <= kMaxPixels < 2^32
+      sv[u] = in ? sm[idx[u]] : 0u;
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) gv[u] = sv[u] ? g[idx[u]] : 0.0f;
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (sv[u]) bin_pixel(sv[u], gv[u], unc, bin_s, g_count, p_hist);
+  }
+}
+
 // ---- strip mode with a strip in shared memory -------------------------------------------------------------
 // One block per (strip, layer) labels the whole 32 x H strip in shared memory (one word per pixel; heights
 // up to StripLimits::block_rows, at most kStripMaxRows), a cluster of blocks a taller one (up to
@@ -601,6 +636,13 @@ struct StripCcl {
   int top;          // the first strip row whose labels the labelling reaches (0; r0 for a tile of the tile path)
   int tx, ty, ny;   // column in the strip; first row and row step of this thread (rows of this block)
 };
+
+// The StripCcl of this thread for a block's dynamic shared memory smem holding room rows (labels, then codes): rows
+// [r0, r0 + rows) of a strip of H rows, labelled from row top on.
+__device__ __forceinline__ StripCcl strip_ccl(uint32_t* smem, int room, int H, int r0, int rows, int top) {
+  return StripCcl{smem, reinterpret_cast<uint16_t*>(smem + size_t(kStripWidth) * room), H, r0, rows, top,
+                  int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+}
 
 // Where the label of strip pixel g = y * 32 + x lives: one block's shared memory (SharedLabels), or a cluster
 // of K blocks (strip_count_cluster_kernel), whose block k holds rows [k, k + 1) * R: the strip's rows split
@@ -710,9 +752,7 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
   }
 }
 
-// Labels S = {B >= lo} in the strip (codes loaded and synced): the set of in_set(code, lo, hi) for every pair
-// that is labelled, since either lo < hi (a low equal to its high is never labelled, and A >= hi > lo implies
-// B >= lo, threshold_codes) or hi is 255 (the counting passes), which A (at most 100) never reaches. On return
+// Labels S = {B >= lo} in the strip (codes loaded and synced; in_s: the set of every pair labelled). On return
 // (after a barrier) a pixel's word is kAcc | maxA of its component for a root of S, the root's index for the
 // other pixels of S, and kOutS outside S; the calling warp's chunk of rows is returned.
 //
@@ -749,13 +789,12 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
       w4[i] = make_uint4(kOutS, kOutS, kOutS, kOutS);
     __syncwarp();
   }
-  const uint32_t lo8 = lo << 8;
   const uint32_t at_or_below = lane == 31 ? 0xffffffffu : ((2u << lane) - 1u);
   uint32_t prev = kOutS;  // label of (lane, y - 1) inside the chunk
   uint32_t* row_lab = lab + (size_t(y0 - c.r0) * kStripWidth + lane);
   const uint16_t* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
   for (int y = y0; y < y1; ++y, row_lab += kStripWidth, row_code += kStripWidth) {
-    const bool in = *row_code >= lo8;  // B >= lo: code = A | B << 8, A < 256
+    const bool in = in_s(*row_code, lo);
     const uint32_t m = __ballot_sync(0xffffffffu, in);
     if (m == 0) {  // no pixel of S in this row (warp-uniform): nothing to label or merge
       prev = kOutS;
@@ -865,9 +904,7 @@ strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restric
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0,
-             p.height, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
-             int(blockDim.x / kStripWidth)};
+  const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0);
   strip_load(c, p.q, W, x0);
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
@@ -892,8 +929,7 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* _
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
   if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
   const int r0 = k * block_rows, rows = min(block_rows, p.height - r0);
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * block_rows), p.height, r0,
-             rows, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  const StripCcl c = strip_ccl(strip_lab, block_rows, p.height, r0, rows, 0);
   strip_load(c, p.q, W, x0);
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
@@ -918,8 +954,7 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
   uint32_t lo, hi;
   layer_pair(p, l, x0, &lo, &hi);
   if (!final_needs_labels(p, lo, hi)) return;  // the strip's pair: the same for the whole block
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * tile_rows), H, r0, rows, r0,
-             int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+  const StripCcl c = strip_ccl(strip_lab, tile_rows, H, r0, rows, r0);
   strip_load(c, p.q, W, x0);
   __syncthreads();
   const StripChunk ch = strip_label(c, SharedLabels{strip_lab, uint32_t(r0 * kStripWidth)}, lo);  // lo < hi, or 255
@@ -974,11 +1009,11 @@ __global__ void __launch_bounds__(kStripBorderThreads) ccl_strip_border_kernel(C
   auto parent = [&](int yy) {  // the parent of (x0 - 1, yy) if it is in S
     if (yy < 0 || yy >= H) return kNoParent;
     const size_t j = size_t(yy) * W + x0 - 1;
-    return in_set(p.q[j], lo, hi) ? __ldcg(lab + j) : kNoParent;
+    return in_s(p.q[j], lo) ? __ldcg(lab + j) : kNoParent;
   };
   const bool row = yt < rows;
   const size_t i = size_t(row ? y : r0) * W + x0;
-  const uint32_t a = row && in_set(p.q[i], lo, hi) ? __ldcg(lab + i) : kNoParent;
+  const uint32_t a = row && in_s(p.q[i], lo) ? __ldcg(lab + i) : kNoParent;
   const uint32_t b = row ? parent(y) : kNoParent;
   uint32_t bu = __shfl_up_sync(0xffffffffu, b, 1), bd = __shfl_down_sync(0xffffffffu, b, 1);
   const uint32_t au = __shfl_up_sync(0xffffffffu, a, 1);
@@ -1012,39 +1047,22 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
-  StripCcl c{strip_lab, reinterpret_cast<uint16_t*>(strip_lab + size_t(kStripWidth) * p.height), p.height, 0,
-             p.height, 0, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
-             int(blockDim.x / kStripWidth)};
+  const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0);
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
     p_hist[j] = 0;
   }
   for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
   __syncthreads();
-  const int x = x0 + c.tx;
-  const uint32_t unc = uint32_t(nc);
-  if (x < W) {
-    constexpr int kU = 4;  // loads of kU rows issued together
-    for (int y = c.ty; y < c.H; y += kU * c.ny) {
-      uint32_t sv[kU];
-      float gv[kU];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int yy = y + u * c.ny;
-        sv[u] = yy < c.H ? sm[size_t(yy) * W + x] : 0u;
-        gv[u] = yy < c.H ? g[size_t(yy) * W + x] : 0.0f;
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (y + u * c.ny < c.H) bin_pixel(sv[u], gv[u], unc, bin_s, g_count, p_hist);
-    }
-  }
+  region_histograms(g, sm, W, x0, min(W, x0 + kStripWidth), 0, c.H, c.tx, c.ty, c.ny, uint32_t(nc), bin_s, g_count,
+                    p_hist);
   __syncthreads();
   if (threadIdx.x == 0) {
     pair = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
     pairs[blockIdx.x] = pair;
   }
   __syncthreads();
+  const int x = x0 + c.tx;
   const uint32_t lo = uint32_t(pair.low), hi = uint32_t(pair.high);
   if (lo == hi || slots.of[lo] >= 0) {  // no linking, or the plane of the low's maxima (written for S only)
     if (x >= W) return;
@@ -1167,33 +1185,8 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
   __syncthreads();
   const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols);
   const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
-  const uint32_t unc = uint32_t(nc);
-  // A warp takes 32 columns of a row at a time, the warps of the block spread over (row, 32 columns) pairs: every
-  // warp has work for a strip (one pair a row) and for the whole frame's rows (a block may hold a single row).
-  // A thread issues the loads of kU pieces together, SM first, then G where SM is not 0: two waits for memory a
-  // kU pieces instead of two a piece (at 512 x 512 a block of a strip is latency-bound: 8 pieces a thread).
-  const int tx = threadIdx.x % kStripWidth, ty = threadIdx.x / kStripWidth, ny = blockDim.x / kStripWidth;
-  const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
-  constexpr int kU = 8;
-  for (int k0 = ty; k0 < pieces; k0 += kU * ny) {
-    uint32_t idx[kU], sv[kU];
-    float gv[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int k = k0 + u * ny;
-      // a strip (chunks == 1, block-uniform): a row a piece, without the division
-      const int y = y0 + (chunks == 1 ? k : k / chunks);
-      const int x = x0 + (chunks == 1 ? 0 : (k % chunks) * kStripWidth) + tx;
-      const bool in = k < pieces && x < x1;
-      idx[u] = in ? uint32_t(y) * uint32_t(W) + uint32_t(x) : 0u;  // W * H <= kMaxPixels < 2^32
-      sv[u] = in ? sm[idx[u]] : 0u;
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) gv[u] = sv[u] ? g[idx[u]] : 0.0f;
-#pragma unroll
-    for (int u = 0; u < kU; ++u)
-      if (sv[u]) bin_pixel(sv[u], gv[u], unc, bin_s, g_count, p_hist);
-  }
+  region_histograms(g, sm, W, x0, x1, y0, y1, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
+                    int(blockDim.x / kStripWidth), uint32_t(nc), bin_s, g_count, p_hist);
   __syncthreads();
   uint32_t* gh = hist + size_t(blockIdx.x) * kHistWords;
   if (gridDim.y > 1) {
