@@ -3,7 +3,7 @@
 // canary entry after the last strip), and gradient_map_cuda against gradient_map_ref (floats bit for bit).
 // Workspace filled with garbage first. Images: steps at several angles, circles, noise, flat planes,
 // random structure; tiny sizes, widths around the 32-column strips, pitches != width, every sigma of
-// {0.1, 0.5, 1.0, 1.4, 2.0}, candidate sets C_0.01 and C_0.03, kStrip / kFrame / kFixed; the standard
+// {0.1, 0.5, 1.0, 1.4, 2.0} (and 1.2: every radius of the taps inside the image), candidate sets C_0.01 and C_0.03, kStrip / kFrame / kFixed; the standard
 // images (GPUEC_SHARED_DIR/images/standard/*.pgm, skipped when absent); 512x512 and 1920x1080 (kept small
 // under compute-sanitizer). Seed: printed; set it with --seed=N or GPUEC_SEED=N.
 #include <cuda_runtime_api.h>
@@ -301,6 +301,19 @@ TEST(CannyCuda, StepsAtAnglesAndCircles) {
       compare_gradient(step_image(96, 64, angle, 10, 240), sigma, 0);
     }
   for (float sigma : kSigmas) compare_all_modes(circles_image(130, 70), sigma, 2, 2);
+}
+
+// The front kernel's inside tiles (the whole halo in the image: 4-byte loads of the source, 4 columns of the
+// horizontal pass a thread, the vertical pass down a column's segment in registers) at every radius of the taps
+// (sigma 0.1, 0.5, 1.0, 1.2, 1.4, 2.0: R = 1 .. 6), the source rows at every alignment (pitches 203 and 206).
+TEST(CannyCuda, InsideTilesEveryRadius) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 4);
+  for (float sigma : {0.1f, 0.5f, 1.0f, 1.2f, 1.4f, 2.0f}) {
+    const Image img = structure_image(203, 171, rng);
+    compare_gradient(img, sigma, 5);
+    compare_all_modes(img, sigma, 3, 1);
+  }
 }
 
 TEST(CannyCuda, FlatAndLowContrast) {

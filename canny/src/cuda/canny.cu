@@ -115,9 +115,10 @@ constexpr int kFrontRows = 32;  // output rows per block: kFrontRows / kTileY pe
 template <int R>
 struct FrontSmem {
   static constexpr int kRows = kFrontRows + 4 + 2 * R, kCols = kTileX + 4 + 2 * R;  // source tile
+  static constexpr int kColsP = (kCols + 3) & ~3;                                 // its rows in words
   static constexpr int kHCols = kTileX + 4, kMCols = kTileX + 2;                  // h and s columns; M columns
-  uint8_t src[kRows][kCols];
-  uint16_t h[kRows][kHCols];
+  alignas(16) uint8_t src[kRows][kColsP];
+  alignas(16) uint16_t h[kRows][kHCols];
   uint8_t s[kFrontRows + 4][kHCols];
   float m[kFrontRows + 2][kMCols];
 };
@@ -144,39 +145,86 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
   auto cx_ = [&](int x) { return kIn ? x : clampi(x, 0, W - 1); };
   auto cy_ = [&](int y) { return kIn ? y : clampi(y, 0, H - 1); };
   // Loops over flattened indices with constant row lengths (the divisions are multiplies): all lanes work.
-  for (int k = tid; k < kRows * kCols; k += kThreads) {
-    const int ry = k / kCols, cx = k % kCols;
-    src_s[ry][cx] = src[size_t(cy_(sy0 + ry)) * pitch + cx_(sx0 + cx)];
+  // Inside, a thread takes 4 bytes of a row (one address, a word stored; the bytes past kCols, which the image may
+  // not have, are not read and stay 0, unused).
+  if (kIn) {
+    constexpr int kG = FrontSmem<R>::kColsP / 4;
+    for (int k = tid; k < kRows * kG; k += kThreads) {
+      const int ry = k / kG, c4 = (k % kG) * 4;
+      const uint8_t* p = src + size_t(sy0 + ry) * pitch + (sx0 + c4);
+      uint32_t w = 0;
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        if (c4 + b < kCols) w |= uint32_t(p[b]) << (8 * b);
+      *reinterpret_cast<uint32_t*>(&src_s[ry][c4]) = w;
+    }
+  } else {
+    for (int k = tid; k < kRows * kCols; k += kThreads) {
+      const int ry = k / kCols, cx = k % kCols;
+      src_s[ry][cx] = src[size_t(cy_(sy0 + ry)) * pitch + cx_(sx0 + cx)];
+    }
   }
   __syncthreads();
-  // h at (row clamp(sy0 + ry), column clamp(x0 - 2 + cx)); inside, src_s[ry][cx + j] is tap j's pixel.
-  for (int k = tid; k < kRows * kHCols; k += kThreads) {
-    const int ry = k / kHCols, cx = k % kHCols;
-    int32_t acc = 0;
-    if (kIn) {
+  // h at (row clamp(sy0 + ry), column clamp(x0 - 2 + cx)); inside, src_s[ry][cx + j] is tap j's pixel, and a thread
+  // takes 4 columns cx .. cx + 3 of a row from the words holding their taps' pixels (within the padded row: cx + 3 +
+  // 2R < kCols), storing them as one 8-byte word.
+  if (kIn) {
+    constexpr int kQ = kHCols / 4, kW = (3 + 2 * R) / 4 + 1;
+    static_assert(kHCols % 4 == 0, "h rows in groups of 4");
+    for (int k = tid; k < kRows * kQ; k += kThreads) {
+      const int ry = k / kQ, c4 = (k % kQ) * 4;
+      const uint32_t* row = reinterpret_cast<const uint32_t*>(&src_s[ry][c4]);
+      uint32_t w[kW];
 #pragma unroll
-      for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(src_s[ry][cx + j]);
-    } else {
+      for (int i = 0; i < kW; ++i) w[i] = row[i];
+      int32_t acc[4] = {0, 0, 0, 0};
+#pragma unroll
+      for (int j = 0; j <= 2 * R; ++j)
+#pragma unroll
+        for (int o = 0; o < 4; ++o) acc[o] += tw[j] * int32_t((w[(o + j) >> 2] >> (8 * ((o + j) & 3))) & 0xffu);
+      uint32_t hv[4];
+#pragma unroll
+      for (int o = 0; o < 4; ++o) hv[o] = uint32_t((acc[o] + 32) >> 6);  // < 2^16: the taps sum to 2^14
+      *reinterpret_cast<uint2*>(&h_s[ry][c4]) = make_uint2(hv[0] | hv[1] << 16, hv[2] | hv[3] << 16);
+    }
+  } else {
+    for (int k = tid; k < kRows * kHCols; k += kThreads) {
+      const int ry = k / kHCols, cx = k % kHCols;
       const int xc = clampi(x0 - 2 + cx, 0, W - 1);
+      int32_t acc = 0;
 #pragma unroll
       for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(src_s[ry][clampi(xc + j - R, 0, W - 1) - sx0]);
+      h_s[ry][cx] = uint16_t((acc + 32) >> 6);
     }
-    h_s[ry][cx] = uint16_t((acc + 32) >> 6);
   }
   __syncthreads();
-  // s at (clamp(y0 - 2 + sy), clamp(x0 - 2 + cx)).
-  for (int k = tid; k < (kFrontRows + 4) * kHCols; k += kThreads) {
-    const int sy = k / kHCols, cx = k % kHCols;
-    int32_t acc = 0;
-    if (kIn) {
+  // s at (clamp(y0 - 2 + sy), clamp(x0 - 2 + cx)). Inside, a thread takes a column's segment of kSeg rows, its
+  // taps' h values held in registers as it goes down (each h read once, not 2R + 1 times).
+  if (kIn) {
+    constexpr int kSeg = 6, kSegs = (kFrontRows + 4) / kSeg;
+    static_assert((kFrontRows + 4) % kSeg == 0 && kSegs * kHCols <= kThreads, "one segment a thread");
+    if (tid < kSegs * kHCols) {
+      const int cx = tid % kHCols, sy0s = (tid / kHCols) * kSeg;
+      int32_t hv[kSeg + 2 * R];
 #pragma unroll
-      for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(h_s[sy + j][cx]);
-    } else {
+      for (int i = 0; i < kSeg + 2 * R; ++i) hv[i] = h_s[sy0s + i][cx];
+#pragma unroll
+      for (int o = 0; o < kSeg; ++o) {
+        int32_t acc = 0;
+#pragma unroll
+        for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * hv[o + j];
+        s_s[sy0s + o][cx] = uint8_t((acc + (1 << 21)) >> 22);
+      }
+    }
+  } else {
+    for (int k = tid; k < (kFrontRows + 4) * kHCols; k += kThreads) {
+      const int sy = k / kHCols, cx = k % kHCols;
       const int yc = clampi(y0 - 2 + sy, 0, H - 1);
+      int32_t acc = 0;
 #pragma unroll
       for (int j = 0; j <= 2 * R; ++j) acc += tw[j] * int32_t(h_s[clampi(yc + j - R, 0, H - 1) - sy0][cx]);
+      s_s[sy][cx] = uint8_t((acc + (1 << 21)) >> 22);
     }
-    s_s[sy][cx] = uint8_t((acc + (1 << 21)) >> 22);
   }
   __syncthreads();
   // Central differences at clamped coordinates; s_s[sy][cx] is s at (clamp(x0 - 2 + cx), clamp(y0 - 2 + sy)).
