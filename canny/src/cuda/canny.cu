@@ -242,7 +242,11 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
       int32_t dx, dy;
       grad(x, y, &dx, &dy);
       const uint32_t m2 = uint32_t(dx * dx + dy * dy);
-      v = __fsqrt_rn(float(m2));  // exact integer argument <= 130050; correctly rounded
+      // Exact integer argument <= 130050; correctly rounded. 0 (a flat neighbourhood) gets its exact root, +0,
+      // without the square root, whose slow path (a warp's call when any lane's argument is 0) costs more than
+      // the root itself: the argument the root sees is at least 1, a normal float.
+      const float r = __fsqrt_rn(float(max(m2, 1u)));
+      v = m2 ? r : 0.0f;
       if (mx >= 1 && my >= 1 && mx <= kTileX && my <= kFrontRows) m2max = max(m2max, m2);
     }
     m_s[my][mx] = v;
@@ -260,14 +264,18 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
       const int ax = abs(dx), ay = abs(dy);
       const int sx = (dx > 0) - (dx < 0), sy = (dy > 0) - (dy < 0);
       int mjx, mjy, mnx, mny;
-      float tt;
       if (ax >= ay) {
         mjx = sx; mjy = 0; mnx = 0; mny = sy;
-        tt = __fdiv_rn(float(ay), float(ax));
       } else {
         mjx = 0; mjy = sy; mnx = sx; mny = 0;
-        tt = __fdiv_rn(float(ax), float(ay));
       }
+      // tt = min / max of (ax, ay), one rounding (ay / ax where ax >= ay, else ax / ay; max >= 1 since M > 0). A zero
+      // minor component gets its exact quotient, +0, without the division: the division's slow path, which a warp
+      // takes whenever one lane divides 0 (most warps: axis-aligned gradients are common), costs more than the
+      // division itself. The division sees a numerator of at least 1.
+      const int num = min(ax, ay), den = max(ax, ay);
+      const float q = __fdiv_rn(float(max(num, 1)), float(den));
+      const float tt = num ? q : 0.0f;
       const int cx = tx + 1, cy = ly + 1;  // this pixel in m_s; its neighbours are inside the ring
       const float a = m_s[cy + mjy][cx + mjx];
       const float b = m_s[cy + mjy + mny][cx + mjx + mnx];
