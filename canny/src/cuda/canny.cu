@@ -1140,6 +1140,28 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   }
 }
 
+// The per-pixel map kernels' kV codes from q + i (4: one 8-byte load) and their kV bytes of the map to out (4: one
+// 4-byte store), kV = 4 where the rows allow it (quad_rows).
+template <int kV>
+__device__ __forceinline__ void load_codes(const uint16_t* __restrict__ q, uint32_t (&code)[kV]) {
+  if (kV == 4) {
+    const uint2 c4 = *reinterpret_cast<const uint2*>(q);
+    code[0] = c4.x & 0xffffu;
+    code[1] = c4.x >> 16;
+    code[2] = c4.y & 0xffffu;
+    code[3] = c4.y >> 16;
+  } else {
+    code[0] = q[0];
+  }
+}
+template <int kV>
+__device__ __forceinline__ void store_map(uint8_t* __restrict__ out, const uint8_t (&e)[kV]) {
+  if (kV == 4)
+    *reinterpret_cast<uchar4*>(out) = make_uchar4(e[0], e[1], e[2], e[3]);
+  else
+    out[0] = e[0];
+}
+
 // Strip mode's edge map once select_kernel has picked every strip's pair, when each pair's low has a plane
 // of component maxima in cmax (the counting pass wrote it) or equals its high (no linking): a thread takes kV
 // pixels of a row, 4 (8-byte loads of codes, 4-byte loads of the plane and stores of the map) where the map's rows
@@ -1153,17 +1175,9 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
   if (x >= W || y >= H) return;
   const size_t i = size_t(y) * W + x;
   const ThresholdPair t = pairs[x / kStripWidth];
-  uint16_t code[kV];
+  uint32_t code[kV];
+  load_codes<kV>(q + i, code);
   uint8_t mx[kV] = {};
-  if (kV == 4) {
-    const uint2 c4 = *reinterpret_cast<const uint2*>(q + i);
-    code[0] = uint16_t(c4.x);
-    code[1] = uint16_t(c4.x >> 16);
-    code[2] = uint16_t(c4.y);
-    code[3] = uint16_t(c4.y >> 16);
-  } else {
-    code[0] = q[i];
-  }
   if (t.low != t.high) {  // S = {B >= low}; the plane holds the component maxima there only
     const uint8_t* plane = cmax + size_t(slots.of[t.low]) * W * H + i;
     if (kV == 4) {
@@ -1179,11 +1193,7 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
   uint8_t e[kV];
 #pragma unroll
   for (int u = 0; u < kV; ++u) e[u] = map_edge(code[u], t.low, t.high, [&] { return uint32_t(mx[u]); });
-  uint8_t* out = edges + size_t(y) * edges_pitch + x;
-  if (kV == 4)
-    *reinterpret_cast<uchar4*>(out) = make_uchar4(e[0], e[1], e[2], e[3]);
-  else
-    out[0] = e[0];
+  store_map<kV>(edges + size_t(y) * edges_pitch + x, e);
 }
 
 // The final map (map_edge): the component maxima from the label planes of the final pass or of a kept layer. A
@@ -1199,24 +1209,12 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
   const int l = kept_layer(p, lo);  // else the final pass labelled layer 0
   const size_t off = l > 0 ? size_t(l) * size_t(p.width) * p.height : 0;
   uint32_t code[kV];
-  if (kV == 4) {
-    const uint2 c4 = *reinterpret_cast<const uint2*>(p.q + i);
-    code[0] = c4.x & 0xffffu;
-    code[1] = c4.x >> 16;
-    code[2] = c4.y & 0xffffu;
-    code[3] = c4.y >> 16;
-  } else {
-    code[0] = p.q[i];
-  }
+  load_codes<kV>(p.q + i, code);
   uint8_t e[kV];
 #pragma unroll
   for (int u = 0; u < kV; ++u)
     e[u] = map_edge(code[u], lo, hi, [&] { return comp_max(p.lab + off, p.mx + off, uint32_t(i + u)); });
-  uint8_t* out = edges + size_t(y) * edges_pitch + x;
-  if (kV == 4)
-    *reinterpret_cast<uchar4*>(out) = make_uchar4(e[0], e[1], e[2], e[3]);
-  else
-    out[0] = e[0];
+  store_map<kV>(edges + size_t(y) * edges_pitch + x, e);
 }
 
 // Medina-Carnicer's histograms and local maxima. Region r = blockIdx.x: columns [x0, min(W, x0 + rcols)),
@@ -1540,7 +1538,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       if (!smem_strips) {  // per_batch = ws.layers <= kMaxLayers
         p.layers.n = ls.n;
         std::copy(ls.low, ls.low + ls.n, p.layers.low);
-        std::copy(ls.slot, ls.slot + ls.n, p.layers.slot);
         for (int l = 0; l < ls.n; ++l) std::copy(ls.f[l], ls.f[l] + kMaxThreshold + 1, p.layers.f[l]);
         p.kept = ls.n;
       }
