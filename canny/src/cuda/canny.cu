@@ -815,10 +815,12 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
 // A strip row is one warp wide (kStripWidth == 32), so each warp labels a chunk of consecutive rows alone,
 // top to bottom, one row per step (lane = column):
 //   - the row's runs (maximal sets of consecutive pixels of S) from the ballot of S;
-//   - a run takes the smallest label of the pixels of S above it (columns s - 1 .. e + 1 of the previous
-//     row; a segmented min over the run's lanes), or starts a label at its first pixel when there is none;
-//   - every other label above the run is merged with it (union-find in lab, parents at smaller indices,
-//     the lock-free atomicMin merge);
+//   - the pixels of S above a run (columns s - 1 .. e + 1 of the previous row) come from the masks of the two
+//     rows, one bit a pixel: the run takes the label of the first run above it (a register a lane holds the
+//     previous row's labels, the same along a run: one shuffle), or starts a label at its first pixel when
+//     there is none;
+//   - the labels of the other runs above it, when there are any (junctions), are merged with it by the run's
+//     first lane (union-find in lab, parents at smaller indices, the lock-free atomicMin merge);
 //   - each pixel's word is its run's label (a root when the run started it);
 //   - a row without a pixel of S costs a ballot.
 // Then the first row of each chunk is merged with the last row of the chunk above (all chunks at once, the
@@ -846,57 +848,54 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
     __syncwarp();
   }
   const uint32_t at_or_below = lane == 31 ? 0xffffffffu : ((2u << lane) - 1u);
-  uint32_t prev = kOutS;  // label of (lane, y - 1) inside the chunk
+  uint32_t pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
+  uint32_t prev = 0;  // the label of (lane, y - 1) where pm has the lane's bit (a run's label at each of its pixels)
   uint32_t* row_lab = lab + (size_t(y0 - c.r0) * kStripWidth + lane);
   const uint16_t* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
   for (int y = y0; y < y1; ++y, row_lab += kStripWidth, row_code += kStripWidth) {
     const bool in = in_s(*row_code, lo);
     const uint32_t m = __ballot_sync(0xffffffffu, in);
-    if (m == 0) {  // no pixel of S in this row (warp-uniform): nothing to label or merge
-      prev = kOutS;
-      continue;
-    }
+    const uint32_t above = pm;
+    pm = m;
+    if (m == 0) continue;  // no pixel of S in this row (warp-uniform): nothing to label or merge
     if (lane == ((y - y0) & 31)) {
       if (y - y0 < 32)
         ch.m[0] = m;
       else
         ch.m[1] = m;
     }
-    const uint32_t ul = __shfl_up_sync(0xffffffffu, prev, 1), ur = __shfl_down_sync(0xffffffffu, prev, 1);
-    const uint32_t up_l = lane > 0 ? ul : kOutS, up_r = lane < kStripWidth - 1 ? ur : kOutS;
-    // The run of this lane: [s, e] (for a lane outside S, e < lane and s = lane + 1: unused).
+    // The run of this lane, [s, e] (for a lane outside S: unused), and the pixels of S above it, in columns
+    // s - 1 .. e + 1 of the row above: a, one bit a pixel, one run of bits for each run of the row above.
     const uint32_t zeros = ~m & at_or_below;
     const int s = zeros ? 32 - __clz(zeros) : 0;
     const uint32_t na = ~(m >> lane);
     const int e = na ? lane + __ffs(na) - 2 : 31;
-    uint32_t v = in ? min(prev, min(up_l, up_r)) : kOutS;
-    // Segmented suffix minimum over [lane, e]; the steps stop once no run is longer than the span covered
-    // (r: the starts of runs of more than d pixels; warp-uniform).
-    uint32_t r = m & (m >> 1);
-    for (int d = 1; r; d <<= 1) {
-      const uint32_t o = __shfl_down_sync(0xffffffffu, v, d);
-      if (lane + d <= e) v = min(v, o);
-      r &= r >> d;
-    }
-    const uint32_t run_min = __shfl_sync(0xffffffffu, v, s & 31);
-    const uint32_t node = run_min != kOutS ? run_min : uint32_t(y * kStripWidth + s);
+    const uint32_t a = above & ((2u << min(e + 1, 31)) - 1u) & (0xffffffffu << max(s - 1, 0));
+    // The run takes the label of the first run above it (prev is constant along a run), or starts a label at its
+    // first pixel when there is none.
+    const uint32_t up = prev;
+    const uint32_t first = __shfl_sync(0xffffffffu, up, (__ffs(a) - 1) & 31);
+    const uint32_t node = a ? first : uint32_t(y * kStripWidth + s);
     if (in) *row_lab = node;
-    // The labels above the run other than node (all >= node) join it: prev at every pixel, up_l at the run's
-    // first pixel, up_r at its last. Merges are rare: one test for all three.
-    const bool m_prev = prev != kOutS && prev != node;
-    const bool m_left = lane == s && up_l != kOutS && up_l != node;
-    const bool m_right = lane == e && up_r != kOutS && up_r != node;
-    __syncwarp();  // the row's labels before any merge reads them
-    if (in && (m_prev || m_left || m_right)) {  // labels of this chunk only: this block's memory
-      const SharedLabels own{lab, base};
-      if (m_prev) merge(own, prev, node);
-      if (m_left) merge(own, up_l, node);
-      if (m_right) merge(own, up_r, node);
+    prev = node;
+    // Every other run above joins it: the run's first lane merges their labels (the first bit of each run of a
+    // but the first run's). Rare: a row without them costs a vote.
+    const uint32_t starts = a & ~(a << 1);
+    uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
+    if (__any_sync(0xffffffffu, more)) {
+      __syncwarp();  // the labels of the rows above before any merge reads them
+      const SharedLabels own{lab, base};  // labels of this chunk only: this block's memory
+      do {
+        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
+        if (more) {
+          if (other != node) merge(own, other, node);
+          more &= more - 1u;
+        }
+      } while (__any_sync(0xffffffffu, more));
     }
-    // No barrier after the merges: the next row's stores touch no word they read or write, the next row with S
-    // orders its stores before its own merges (the __syncwarp above), and a merge racing another is what the
+    // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
+    // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
     // lock-free scheme allows; the chunk-top merge and the fold come after L.sync().
-    prev = in ? node : kOutS;
   }
   L.sync();
   // The chunk's first row against the row above: in the block above for a cluster block's first chunk; not above
