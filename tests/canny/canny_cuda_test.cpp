@@ -517,6 +517,33 @@ TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
   }
 }
 
+// The counting kernels list each warp's pixels of S in the shared memory the labels and codes leave (on an H100 or
+// H200 over 80 % of a warp's pixels at 1080 rows, 56 % at 1184, 82 % in a cluster's block of 540 rows, where NMS
+// keeps at most about 40 %); a chunk whose pixels of S overflow its list is searched in its rows' masks instead.
+// Noise keeps many pixels through NMS, and C_0.01's lowest low puts nearly all of them in S. The test hook
+// GPUEC_CANNY_LIST_CAP caps the lists: 0 (no lists: every chunk searched) and 96 (most chunks of the lower lows
+// overflow, those of the higher ones fit), then the device's own.
+TEST(CannyCuda, DenseSetsAndTheLists) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 17);
+  const bool small = under_sanitizer();
+  for (const char* cap : {"0", "96", ""}) {
+    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+    for (int h : {256, 1080, 1184, 2160}) {
+      if (small && h != 1184) continue;
+      const Image img = noise_image(small ? 40 : 70, h, rng);
+      for (float sigma : {0.5f, 1.0f}) {
+        Config c;
+        c.step = 1;
+        c.sigma = sigma;
+        SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap);
+        compare(img, c);
+      }
+    }
+  }
+  unsetenv("GPUEC_CANNY_LIST_CAP");
+}
+
 // The tile path (frame mode) cuts the frame into tiles of 32 columns and as many rows as two blocks of a
 // multiprocessor hold: 602 rows on an H100 or H200 (228 KB of shared memory per SM), so one tile up to 602
 // rows, then equal parts (2 x 602, 3 x 602, ...). Heights around those part boundaries, widths of whole and

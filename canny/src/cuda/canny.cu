@@ -16,6 +16,7 @@
 #include "canny/canny.h"
 #include "canny/canny_cuda.h"
 #include "../pick_pair.h"
+#include "gpu/backend.h"
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"
 
@@ -682,22 +683,44 @@ constexpr int kStripMaxRows = 1184;  // 32 x 1184 x (4 + 2) bytes = 222 KB of sh
 constexpr size_t strip_smem_bytes(int rows) {
   return size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
 }
+// The same for the counting kernels (a byte a code), before their lists (strip_list_bytes).
+constexpr size_t count_smem_bytes(int rows) {
+  return size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint8_t));
+}
 constexpr uint32_t kAcc = 0x80000000u;
 
-struct StripCcl {
+// The codes of a strip kernel's rows in shared memory: the threshold codes themselves (uint16_t: A | B << 8), or for
+// a counting kernel, which labels one low, a byte a pixel: A | (B >= low) << 7 (A <= 100; strip_load_low). in_code:
+// the pixel lies in S = {B >= lo} (in_s); a_of: its A.
+__device__ __forceinline__ bool in_code(uint16_t code, uint32_t lo) { return in_s(code, lo); }
+__device__ __forceinline__ bool in_code(uint8_t code, uint32_t) { return (code & 0x80u) != 0; }
+__device__ __forceinline__ uint32_t a_of(uint16_t code) { return code & 0xffu; }
+__device__ __forceinline__ uint32_t a_of(uint8_t code) { return code & 0x7fu; }
+
+template <class Code>
+struct StripCclOf {
   uint32_t* lab;    // shared: the labels of this block's rows, 32 x rows
-  uint16_t* codes;  // shared: their codes (0 past the width)
+  Code* codes;      // shared: their codes (0 past the width)
+  uint16_t* list;   // shared: this warp's list of the pixels of S (for_chunk_pixels), cap entries
+  int cap;          // 0: no list
   int H;            // the strip's height
   int r0, rows;     // this block's rows of the strip: [r0, r0 + rows) (the whole strip but in a cluster)
   int top;          // the first strip row whose labels the labelling reaches (0; r0 for a tile of the tile path)
   int tx, ty, ny;   // column in the strip; first row and row step of this thread (rows of this block)
 };
+using StripCcl = StripCclOf<uint16_t>;
 
-// The StripCcl of this thread for a block's dynamic shared memory smem holding room rows (labels, then codes): rows
-// [r0, r0 + rows) of a strip of H rows, labelled from row top on.
-__device__ __forceinline__ StripCcl strip_ccl(uint32_t* smem, int room, int H, int r0, int rows, int top) {
-  return StripCcl{smem, reinterpret_cast<uint16_t*>(smem + size_t(kStripWidth) * room), H, r0, rows, top,
-                  int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth), int(blockDim.x / kStripWidth)};
+// The StripCclOf<Code> of this thread for a block's dynamic shared memory smem holding room rows (labels, then
+// codes, then with cap > 0 a list of cap pixels a warp: strip_list_bytes): rows [r0, r0 + rows) of a strip of H
+// rows, labelled from row top on.
+template <class Code = uint16_t>
+__device__ __forceinline__ StripCclOf<Code> strip_ccl(uint32_t* smem, int room, int H, int r0, int rows, int top,
+                                                      int cap = 0) {
+  Code* codes = reinterpret_cast<Code*>(smem + size_t(kStripWidth) * room);
+  uint16_t* lists = reinterpret_cast<uint16_t*>(codes + size_t(kStripWidth) * room);
+  const int ty = int(threadIdx.x / kStripWidth);
+  return StripCclOf<Code>{smem, codes, lists + size_t(ty) * cap, cap, H, r0, rows, top,
+                          int(threadIdx.x % kStripWidth), ty, int(blockDim.x / kStripWidth)};
 }
 
 // Where the label of strip pixel g = y * 32 + x lives: one block's shared memory (SharedLabels), or a cluster
@@ -753,6 +776,34 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
     c.codes[y * kStripWidth + c.tx] = x < W ? q[size_t(c.r0 + y) * W + x] : uint16_t(0);
 }
 
+// Loads this block's rows of codes into shared memory as strip_load does, as the counting kernels keep them: a byte
+// a pixel for the low lo, A | (B >= lo) << 7. Adding 128 - lo to B (at most 227: no carry into the next code) sets
+// its bit 7 where B >= lo.
+__device__ __forceinline__ uint32_t low_bytes(uint32_t w0, uint32_t w1, uint32_t add) {  // 2 codes a word
+  const uint32_t b0 = (w0 & 0x007f007fu) | (((w0 + add) >> 8) & 0x00800080u);
+  const uint32_t b1 = (w1 & 0x007f007fu) | (((w1 + add) >> 8) & 0x00800080u);
+  return __byte_perm(b0, b1, 0x6420);
+}
+__device__ void strip_load_low(const StripCclOf<uint8_t>& c, const uint16_t* __restrict__ q, int W, int x0,
+                               uint32_t lo) {
+  const uint32_t add = (128u - lo) * 0x01000100u;
+  if ((W & 7) == 0 && x0 + kStripWidth <= W) {
+    const int t = c.ty * kStripWidth + c.tx, step = (c.ny * kStripWidth) >> 2, g = (t & 3) * 8;
+#pragma unroll 4
+    for (int y = t >> 2; y < c.rows; y += step) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(q + size_t(c.r0 + y) * W + x0 + g));
+      *reinterpret_cast<uint2*>(c.codes + y * kStripWidth + g) =
+          make_uint2(low_bytes(v.x, v.y, add), low_bytes(v.z, v.w, add));
+    }
+    return;
+  }
+  const int x = x0 + c.tx;
+#pragma unroll 4
+  for (int y = c.ty; y < c.rows; y += c.ny)
+    c.codes[y * kStripWidth + c.tx] =
+        x < W ? uint8_t(low_bytes(q[size_t(c.r0 + y) * W + x], 0u, add)) : uint8_t(0);
+}
+
 // A warp's chunk of rows in strip_label (strip rows [y0, y1), at most 2 x 32) and its pixels of S: bit x of
 // lane j's m[h] is pixel (x, y0 + 32 h + j). The passes after the union visit the pixels of S through it, 32 at
 // a time (for_chunk_pixels), rather than a warp a row: S is thin (NMS keeps ridges), and a row holds about 5
@@ -765,14 +816,24 @@ static_assert((kStripMaxRows + kStripThreads / kStripWidth - 1) / (kStripThreads
 struct StripChunk {
   int y0, y1;
   uint32_t m[2];
+  const uint16_t* list;  // the chunk's pixels of S, n of them, where they fitted in the warp's list; else null
+  int n;
 };
 
 // Calls f(k) for every pixel of S of chunk ch, k its index in the block's shared memory ((y - r0) * 32 + x),
-// one pixel a lane (the warp whole on entry; f runs diverged). The pixels are numbered in row order over a half
-// chunk (an inclusive prefix of the rows' counts across the lanes); lane t takes number t of each group of 32:
-// its row by a binary search on the prefix, its column as the rank-th set bit of the row's mask.
+// one pixel a lane (the warp whole on entry; f runs diverged). Where strip_label listed the chunk's pixels (the
+// counting kernels), lane t takes entry t of each group of 32 of the list. Otherwise the pixels are numbered in
+// row order over a half chunk (an inclusive prefix of the rows' counts across the lanes); lane t takes number t of
+// each group of 32: its row by a binary search on the prefix, its column as the rank-th set bit of the row's
+// mask (about 70 instructions a group: the lists save them twice, in the fold and in the count).
 template <class F>
 __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane, int r0, F f) {
+  if (ch.list) {  // listed by strip_label: lane t takes entry t of each group of 32
+#pragma unroll 1
+    for (int k0 = 0; k0 < ch.n; k0 += 32)
+      if (k0 + lane < ch.n) f(uint32_t(ch.list[k0 + lane]));
+    return;
+  }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int y = ch.y0 + 32 * h;  // row of lane 0's mask
@@ -830,15 +891,15 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
 // as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
 
-template <class Lab>
-__device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
+template <class Lab, class Code>
+__device__ StripChunk strip_label(const StripCclOf<Code>& c, const Lab& L, uint32_t lo) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
   const uint32_t base = uint32_t(c.r0 * kStripWidth);
-  const uint16_t* codes = c.codes;
+  const Code* codes = c.codes;
   const int lane = c.tx;
   const int per = (c.rows + c.ny - 1) / c.ny;
   const int y0 = c.r0 + c.ty * per, y1 = min(c.r0 + c.rows, y0 + per);  // this warp's chunk (strip rows)
-  StripChunk ch{y0, y1, {0u, 0u}};
+  StripChunk ch{y0, y1, {0u, 0u}, nullptr, 0};
   // Every word of the chunk starts as kOutS (16 bytes a store): the loop below writes only the rows with pixels of
   // S, so a row without costs a load, a ballot and the loop.
   {
@@ -847,13 +908,17 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
       w4[i] = make_uint4(kOutS, kOutS, kOutS, kOutS);
     __syncwarp();
   }
-  const uint32_t at_or_below = lane == 31 ? 0xffffffffu : ((2u << lane) - 1u);
+  const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
+  // The list of the chunk's pixels of S, in row order (c.cap > 0): n counts them, those past cap are not written.
+  const bool listing = c.cap > 0;
+  const uint32_t below = at_or_below >> 1;
+  int n = 0;
   uint32_t pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
   uint32_t prev = 0;  // the label of (lane, y - 1) where pm has the lane's bit (a run's label at each of its pixels)
   uint32_t* row_lab = lab + (size_t(y0 - c.r0) * kStripWidth + lane);
-  const uint16_t* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
+  const Code* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
   for (int y = y0; y < y1; ++y, row_lab += kStripWidth, row_code += kStripWidth) {
-    const bool in = in_s(*row_code, lo);
+    const bool in = in_code(*row_code, lo);
     const uint32_t m = __ballot_sync(0xffffffffu, in);
     const uint32_t above = pm;
     pm = m;
@@ -865,12 +930,13 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
         ch.m[1] = m;
     }
     // The run of this lane, [s, e] (for a lane outside S: unused), and the pixels of S above it, in columns
-    // s - 1 .. e + 1 of the row above: a, one bit a pixel, one run of bits for each run of the row above.
-    const uint32_t zeros = ~m & at_or_below;
-    const int s = zeros ? 32 - __clz(zeros) : 0;
-    const uint32_t na = ~(m >> lane);
-    const int e = na ? lane + __ffs(na) - 2 : 31;
-    const uint32_t a = above & ((2u << min(e + 1, 31)) - 1u) & (0xffffffffu << max(s - 1, 0));
+    // s - 1 .. e + 1 of the row above: a, one bit a pixel, one run of bits for each run of the row above. s - 1 is
+    // the last column at or below the lane outside S (none: s = 0), e + 1 the first above it (none: e = 31).
+    const uint32_t before = ~m & at_or_below, after = ~(m | at_or_below);
+    const int s = 32 - __clz(before);
+    const uint32_t up_to = (after & (0u - after)) * 2u - 1u;          // columns 0 .. e + 1 (all: e = 31)
+    const uint32_t from = ~__funnelshift_rc(0x7fffffffu, 0u, __clz(before));  // columns s - 1 .. 31 (all: s = 0)
+    const uint32_t a = above & up_to & from;
     // The run takes the label of the first run above it (prev is constant along a run), or starts a label at its
     // first pixel when there is none.
     const uint32_t up = prev;
@@ -878,6 +944,11 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
     const uint32_t node = a ? first : uint32_t(y * kStripWidth + s);
     if (in) *row_lab = node;
     prev = node;
+    if (listing) {
+      const int at = n + __popc(m & below);
+      if (in && at < c.cap) c.list[at] = uint16_t((y - c.r0) * kStripWidth + lane);
+      n += __popc(m);
+    }
     // Every other run above joins it: the run's first lane merges their labels (the first bit of each run of a
     // but the first run's). Rare: a row without them costs a vote.
     const uint32_t starts = a & ~(a << 1);
@@ -896,6 +967,10 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
     // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
     // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
     // lock-free scheme allows; the chunk-top merge and the fold come after L.sync().
+  }
+  if (listing && n <= c.cap) {
+    ch.list = c.list;
+    ch.n = n;
   }
   L.sync();
   // The chunk's first row against the row above: in the block above for a cluster block's first chunk; not above
@@ -919,7 +994,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
   for_chunk_pixels(ch, lane, c.r0, [&](uint32_t k) {
     const uint32_t li = k + base;
     const uint32_t r = find_strip(L, li);
-    atomicMax(L.at(r), kAcc | (codes[k] & 0xffu));
+    atomicMax(L.at(r), kAcc | a_of(codes[k]));
     if (r != li) atomicMin(lab + k, r);  // an atomic store in effect (r is below any parent it had)
   });
   L.sync();
@@ -935,8 +1010,8 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 // The counting pass's per-pixel part, after strip_label (ch: the warp's chunk): SM += F_low(maxA) - F_low(A) for
 // the pixels of S of this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The
 // plane is written only for the pixels of S (B >= low): its readers test that first.
-template <class Lab>
-__device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p,
+template <class Lab, class Code>
+__device__ void strip_count_pixels(const StripCclOf<Code>& c, const StripChunk& ch, const Lab& L, const CclParams& p,
                                    int slot, const uint16_t* f, uint32_t* sm, uint8_t* cmax, int x0) {
   const int W = p.width;
   uint8_t* plane = slot >= 0 ? cmax + size_t(slot) * W * c.H : nullptr;
@@ -945,7 +1020,7 @@ __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, cons
     if (x >= W) return;  // never in S (codes 0 past the width): kept for safety
     const size_t gi = size_t(c.r0 + int(k / kStripWidth)) * W + x;
     const uint32_t mx = strip_max(L, c.lab[k]);
-    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[c.codes[k] & 0xffu]);
+    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(c.codes[k])]);
     if (add) atomicAdd(sm + gi, add);
     if (plane) plane[gi] = uint8_t(mx);
   });
@@ -954,13 +1029,13 @@ __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, cons
 // With a slot for the layer's low, plane `slot` of cmax (W x H bytes each) gets maxA of the pixel's
 // component for the pixels of S, 0 elsewhere: the final pass reads its edge map from it.
 __global__ void __launch_bounds__(kStripThreads)
-strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax) {
+strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap) {
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
-  const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0);
-  strip_load(c, p.q, W, x0);
+  const StripCclOf<uint8_t> c = strip_ccl<uint8_t>(strip_lab, p.height, p.height, 0, p.height, 0, cap);
+  strip_load_low(c, p.q, W, x0, ls.low[l]);
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
@@ -973,7 +1048,7 @@ strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restric
 // cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
 __global__ void __launch_bounds__(kStripThreads, 2)
 strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int block_rows,
-                           uint32_t magic) {
+                           uint32_t magic, int cap) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
@@ -984,8 +1059,8 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* _
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
   if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
   const int r0 = k * block_rows, rows = min(block_rows, p.height - r0);
-  const StripCcl c = strip_ccl(strip_lab, block_rows, p.height, r0, rows, 0);
-  strip_load(c, p.q, W, x0);
+  const StripCclOf<uint8_t> c = strip_ccl<uint8_t>(strip_lab, block_rows, p.height, r0, rows, 0, cap);
+  strip_load_low(c, p.q, W, x0, ls.low[l]);
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
@@ -1318,7 +1393,28 @@ struct StripLimits {
   int tile_rows = 0;
   int cluster_rows = 0;
   bool clusters = false;
+  // The dynamic shared memory a counting block may take: strip_count_kernel's (the device's opt-in limit), the
+  // same where two blocks share a multiprocessor (0: they never do), and strip_count_cluster_kernel's (two a
+  // multiprocessor). Beyond the labels and codes it holds the warps' lists of pixels of S (strip_list_cap).
+  size_t count_room = 0, count_pair_room = 0, cluster_room = 0;
 };
+
+// The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
+// bytes of dynamic shared memory: what the labels and codes leave (about 85 % of a warp's pixels at 1080 rows, 82 %
+// in a cluster's block of 540 rows on an H100 or H200, where NMS leaves at most about 40 % of the pixels in any S),
+// at most a warp's chunk of rows. 0: no list (for_chunk_pixels then searches the rows' masks, as it does for a chunk
+// whose pixels of S overflow its list). The test hook GPUEC_CANNY_LIST_CAP=N caps it at N entries (0: no lists).
+constexpr int kStripWarps = kStripThreads / kStripWidth;
+int strip_list_cap(int rows, size_t room) {
+  const size_t base = count_smem_bytes(rows);
+  if (room <= base) return 0;
+  const size_t chunk = size_t((rows + kStripWarps - 1) / kStripWarps) * kStripWidth;
+  size_t cap = std::min(chunk, (room - base) / (kStripWarps * sizeof(uint16_t)));
+  if (const long long most = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP"); most >= 0)
+    cap = std::min(cap, size_t(most));
+  return int(cap) & ~7;
+}
+constexpr size_t strip_list_bytes(int cap) { return size_t(cap) * kStripWarps * sizeof(uint16_t); }
 
 gpu::CudaError strip_limits(StripLimits* out) {
   static std::mutex mutex;
@@ -1355,7 +1451,11 @@ gpu::CudaError strip_limits(StripLimits* out) {
   l.tile_rows = pair_rows >= 256 ? pair_rows : l.block_rows;
   if (l.block_rows > 0) {
     const int bytes = int(strip_smem_bytes(l.block_rows));
-    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    l.count_room = size_t(optin) - count.sharedSizeBytes;
+    if (pair_bytes > count.sharedSizeBytes + size_t(reserved))
+      l.count_pair_room = pair_bytes - count.sharedSizeBytes - size_t(reserved);
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(l.count_room)));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
@@ -1364,9 +1464,11 @@ gpu::CudaError strip_limits(StripLimits* out) {
     // Built from sm_90 PTX or later (a JIT from the compute_75 PTX of the default build gets the trapping body).
     l.cluster_rows = rows_in(pair_bytes, cluster.sharedSizeBytes + size_t(reserved), kMaxClusterRows);
     l.clusters = cluster.ptxVersion >= 90 && cluster.binaryVersion >= 90 && l.cluster_rows >= 256;
-    if (l.clusters)
+    if (l.clusters) {
+      l.cluster_room = pair_bytes - cluster.sharedSizeBytes - size_t(reserved);
       GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(strip_smem_bytes(l.cluster_rows))));
+                                            int(l.cluster_room)));
+    }
   }
   done.emplace_back(id, l);
   *out = l;
@@ -1541,13 +1643,18 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         p.kept = ls.n;
       }
       if (block_strips) {
-        strip_count_kernel<<<dim3(ns, ls.n), kStripThreads, strip_smem, stream>>>(p, ls, ws.sm, cmax);
+        // Two blocks a multiprocessor where the labels and codes allow, the lists in what is left.
+        const size_t bytes = count_smem_bytes(H);
+        const int list = strip_list_cap(H, bytes <= room.count_pair_room ? room.count_pair_room : room.count_room);
+        strip_count_kernel<<<dim3(ns, ls.n), kStripThreads, bytes + strip_list_bytes(list), stream>>>(
+            p, ls, ws.sm, cmax, list);
         GPUEC_CUDA_CHECK_LAUNCH();
       } else if (cluster_strips) {
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(ns * K), unsigned(ls.n));
         cfg.blockDim = dim3(kStripThreads);
-        cfg.dynamicSmemBytes = strip_smem_bytes(R);
+        const int list = strip_list_cap(R, room.cluster_room);
+        cfg.dynamicSmemBytes = count_smem_bytes(R) + strip_list_bytes(list);
         cfg.stream = stream;
         cudaLaunchAttribute attr{};
         attr.id = cudaLaunchAttributeClusterDimension;
@@ -1557,7 +1664,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
         GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ls, ws.sm, cmax, R,
-                                            cluster_magic(uint32_t(kStripWidth * R))));
+                                            cluster_magic(uint32_t(kStripWidth * R)), list));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).

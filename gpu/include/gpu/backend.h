@@ -32,7 +32,8 @@ bool backend_from_int(int v, Backend* b);
 // GPUEC_GUDCANNY_FAIL_AT_FRAME and _AT_SUBMIT for GUD-Canny, GPUEC_GVLE_FAIL_AT_CALL for the GVLE CUDA
 // encoder's N-th call), or -1 when unset or not a number >= 0. The same parse reads
 // GPUEC_REENTROPY_CUDA_FROM_BATCH (the threaded re-entropy's CUDA mode: batches 0..N-1 on the CPU, the
-// GPU coders taken, waiting for them, at batch N: deterministic for the tests).
+// GPU coders taken, waiting for them, at batch N: deterministic for the tests) and GPUEC_CANNY_LIST_CAP (at most N
+// entries in each warp's list of pixels in GUD-Canny's CUDA counting kernels: their other path, for the tests).
 long long fail_at_frame(const char* variable);
 
 }  // namespace gpu
