@@ -871,7 +871,8 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
 
 // Labels S = {B >= lo} in the strip (codes loaded and synced; in_s: the set of every pair labelled). On return
 // (after a barrier) a pixel's word is kAcc | maxA of its component for a root of S, the root's index for the
-// other pixels of S, and kOutS outside S; the calling warp's chunk of rows is returned.
+// other pixels of S, and outside S kOutS in the last row of each warp's chunk and anything elsewhere (no reader
+// looks at it); the calling warp's chunk of rows is returned.
 //
 // A strip row is one warp wide (kStripWidth == 32), so each warp labels a chunk of consecutive rows alone,
 // top to bottom, one row per step (lane = column):
@@ -900,14 +901,13 @@ __device__ StripChunk strip_label(const StripCclOf<Code>& c, const Lab& L, uint3
   const int per = (c.rows + c.ny - 1) / c.ny;
   const int y0 = c.r0 + c.ty * per, y1 = min(c.r0 + c.rows, y0 + per);  // this warp's chunk (strip rows)
   StripChunk ch{y0, y1, {0u, 0u}, nullptr, 0};
-  // Every word of the chunk starts as kOutS (16 bytes a store): the loop below writes only the rows with pixels of
-  // S, so a row without costs a load, a ballot and the loop.
-  {
-    uint4* w4 = reinterpret_cast<uint4*>(lab + size_t(y0 - c.r0) * kStripWidth);
-    for (int i = lane; i < (y1 - y0) * (kStripWidth / 4); i += kStripWidth)
-      w4[i] = make_uint4(kOutS, kOutS, kOutS, kOutS);
-    __syncwarp();
+  // The loop below writes the words of the pixels of S only. The words outside S are read in the chunk's last row
+  // alone (by the chunk below, for its first row): that row starts as kOutS (16 bytes a store, 8 lanes).
+  if (y0 < y1 && lane < kStripWidth / 4) {
+    uint4* w4 = reinterpret_cast<uint4*>(lab + size_t(y1 - 1 - c.r0) * kStripWidth);
+    w4[lane] = make_uint4(kOutS, kOutS, kOutS, kOutS);
   }
+  __syncwarp();
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
   // The list of the chunk's pixels of S, in row order (c.cap > 0): n counts them, those past cap are not written.
   const bool listing = c.cap > 0;
@@ -977,7 +977,7 @@ __device__ StripChunk strip_label(const StripCclOf<Code>& c, const Lab& L, uint3
   // a tile of the tile path (c.top), whose border pass joins it.
   if (y0 > c.top && y0 < y1) {
     const uint32_t li = uint32_t(y0 * kStripWidth + lane);
-    if (lab[li - base] != kOutS) {
+    if (in_code(codes[li - base], lo)) {
       for (int dx = -1; dx <= 1; ++dx) {
         const int x = lane + dx;
         if (x < 0 || x >= kStripWidth) continue;
