@@ -517,12 +517,13 @@ TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
   }
 }
 
-// The counting kernels list each warp's pixels of S in the shared memory the labels and codes leave (on an H100 or
-// H200 over 80 % of a warp's pixels at 1080 rows, 56 % at 1184, 82 % in a cluster's block of 540 rows, where NMS
-// keeps at most about 40 %); a chunk whose pixels of S overflow its list is searched in its rows' masks instead.
-// Noise keeps many pixels through NMS, and C_0.01's lowest low puts nearly all of them in S. The test hook
-// GPUEC_CANNY_LIST_CAP caps the lists: 0 (no lists: every chunk searched) and 96 (most chunks of the lower lows
-// overflow, those of the higher ones fit), then the device's own.
+// The counting kernels and the tile path's labelling list each warp's pixels of S in the shared memory the labels
+// and codes leave (on an H100 or H200 over 80 % of a warp's pixels at 1080 rows, 56 % at 1184, 82 % in a cluster's
+// block of 540 rows, about half in a tile of 602 rows, where NMS keeps at most about 40 %); a chunk whose pixels of
+// S overflow its list is searched in its rows' masks instead. Noise keeps many pixels through NMS, and C_0.01's
+// lowest low puts nearly all of them in S. The test hook GPUEC_CANNY_LIST_CAP caps the lists: 0 (no lists: every
+// chunk searched) and 96 (most chunks of the lower lows overflow, those of the higher ones fit), then the
+// device's own; strip and frame mode.
 TEST(CannyCuda, DenseSetsAndTheLists) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 17);
@@ -537,6 +538,8 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
         c.step = 1;
         c.sigma = sigma;
         SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap);
+        compare(img, c);
+        c.mode = ThresholdMode::kFrame;
         compare(img, c);
       }
     }

@@ -310,15 +310,19 @@ front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps
 // G = mk / Mmax (canny.h NUMBERS, one rounding). With q, also the threshold codes (threshold_codes in
 // canny_cuda.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one. A thread takes kV
 // pixels of a row: 4 (16-byte loads and stores) where g's rows allow it (quad_rows), else 1. Mmax = sqrt(max2)
-// once a thread: the same rounding as once a pixel.
+// once a thread: the same rounding as once a pixel. Also clears the zero_words words at zero (select_kernel's
+// histograms and counters: no memset of their own).
 template <int kV>
 __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __restrict__ max2, int W, int H,
                              float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
-                             uint32_t* __restrict__ sm_zero) {
+                             uint32_t* __restrict__ sm_zero, uint32_t* __restrict__ zero, int zero_words) {
   static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
   __shared__ float t[kMaxThreshold + 1];
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   if (tid <= kMaxThreshold) t[tid] = __fdiv_rn(float(tid), 100.0f);
+  for (int k = (blockIdx.y * gridDim.x + blockIdx.x) * (kTileX * kTileY) + tid; k < zero_words;
+       k += gridDim.x * gridDim.y * (kTileX * kTileY))
+    zero[k] = 0;
   __syncthreads();
   const int x = (blockIdx.x * kTileX + threadIdx.x) * kV, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= W || y >= H) return;
@@ -1075,17 +1079,18 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* _
 // (tile, layer) labels its tile in shared memory (strip_label), then writes for every pixel of S the global index
 // of its tile root as its parent, and for every tile root the maximum of A over its tile component (no other
 // pixel's mx is read). Global indices keep the order of the strip's indices, so parents stay at smaller indices. It
-// marks its tile roots in `roots` (a word per row of the tile) for passes 3 and 4.
+// marks its tile roots in `roots` (a word per row of the tile) for passes 3 and 4. Its codes are a byte a pixel for
+// its low and its warps list their pixels of S, as in the counting kernels (cap: strip_list_cap).
 __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclParams p, int tile_rows,
-                                                                        uint32_t* __restrict__ roots) {
+                                                                        uint32_t* __restrict__ roots, int cap) {
   extern __shared__ uint32_t strip_lab[];
   const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
   const int r0 = blockIdx.y * tile_rows, rows = min(tile_rows, H - r0);
   uint32_t lo, hi;
   layer_pair(p, l, x0, &lo, &hi);
   if (!final_needs_labels(p, lo, hi)) return;  // the strip's pair: the same for the whole block
-  const StripCcl c = strip_ccl(strip_lab, tile_rows, H, r0, rows, r0);
-  strip_load(c, p.q, W, x0);
+  const StripCclOf<uint8_t> c = strip_ccl<uint8_t>(strip_lab, tile_rows, H, r0, rows, r0, cap);
+  strip_load_low(c, p.q, W, x0, lo);
   __syncthreads();
   const StripChunk ch = strip_label(c, SharedLabels{strip_lab, uint32_t(r0 * kStripWidth)}, lo);  // lo < hi, or 255
   const size_t n = size_t(W) * H;
@@ -1094,7 +1099,7 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
   uint32_t* bits = roots + size_t(l) * gridDim.x * H + blockIdx.x;
   // The warp's chunk alone from here (its pixels, its rows' bit words): the bit rows are gathered in shared memory,
   // in the codes' words (dead after strip_label), then stored a row a lane.
-  uint32_t* row_bits = reinterpret_cast<uint32_t*>(c.codes);  // row_bits[y - r0] for strip row y of the tile
+  uint32_t* row_bits = reinterpret_cast<uint32_t*>(c.codes);  // row_bits[y - r0] for strip row y (32 code bytes a row)
   for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) row_bits[y - r0] = 0;
   __syncwarp();
   // Parents and the roots' maxima and bits: the pixels of S only, 32 at a time.
@@ -1359,7 +1364,7 @@ dim3 quad_grid(int W, int H) { return dim3((W / 4 + kTileX - 1) / kTileX, (H + k
 
 // Steps 1-3 into g (pitch g_pitch); arguments already checked.
 gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const Taps& taps, float* g, int g_pitch,
-                            uint16_t* q, uint32_t* sm_zero, const Workspace& ws, cudaStream_t stream) {
+                            uint16_t* q, uint32_t* sm_zero, int zero_words, const Workspace& ws, cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
   const dim3 tiles((W + kTileX - 1) / kTileX, (H + kFrontRows - 1) / kFrontRows);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
@@ -1370,9 +1375,10 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
   kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
   if (quad_rows(W, g_pitch, g, 16)) {
-    codes_kernel<4><<<quad_grid(W, H), block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
+    codes_kernel<4><<<quad_grid(W, H), block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero, ws.hist,
+                                                           zero_words);
   } else {
-    codes_kernel<1><<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero);
+    codes_kernel<1><<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero, ws.hist, zero_words);
   }
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
@@ -1397,6 +1403,7 @@ struct StripLimits {
   // same where two blocks share a multiprocessor (0: they never do), and strip_count_cluster_kernel's (two a
   // multiprocessor). Beyond the labels and codes it holds the warps' lists of pixels of S (strip_list_cap).
   size_t count_room = 0, count_pair_room = 0, cluster_room = 0;
+  size_t tile_room = 0;  // the same for ccl_strip_local_kernel (two a multiprocessor where tile_rows allows)
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -1449,6 +1456,8 @@ gpu::CudaError strip_limits(StripLimits* out) {
   const size_t pair_bytes = threads_sm >= 2 * kStripThreads ? size_t(per_sm) / 2 : 0;
   const int pair_rows = rows_in(pair_bytes, tile.sharedSizeBytes + size_t(reserved), l.block_rows);
   l.tile_rows = pair_rows >= 256 ? pair_rows : l.block_rows;
+  l.tile_room = pair_rows >= 256 ? pair_bytes - tile.sharedSizeBytes - size_t(reserved)
+                                 : size_t(optin) - tile.sharedSizeBytes;
   if (l.block_rows > 0) {
     const int bytes = int(strip_smem_bytes(l.block_rows));
     l.count_room = size_t(optin) - count.sharedSizeBytes;
@@ -1457,7 +1466,8 @@ gpu::CudaError strip_limits(StripLimits* out) {
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           int(l.count_room)));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(size_t(optin) - tile.sharedSizeBytes)));
   }
   if (major >= 9) {
     GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
@@ -1484,8 +1494,9 @@ gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint
   const int parts = (p.height + room.tile_rows - 1) / room.tile_rows;
   const int rows = (p.height + parts - 1) / parts;
   const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
-  const size_t smem = strip_smem_bytes(rows);
-  ccl_strip_local_kernel<<<tiles, kStripThreads, smem, stream>>>(p, rows, roots);
+  const int list = strip_list_cap(rows, room.tile_room);
+  ccl_strip_local_kernel<<<tiles, kStripThreads, count_smem_bytes(rows) + strip_list_bytes(list), stream>>>(
+      p, rows, roots, list);
   GPUEC_CUDA_CHECK_LAUNCH();
   const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
   ccl_strip_border_kernel<<<dim3(unsigned(ns), unsigned(parts * chunks), unsigned(nl)), kStripBorderThreads, 0,
@@ -1516,7 +1527,7 @@ gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int 
   if (gaussian_taps(sigma, taps.w, &taps.r) != kOk) return GPUEC_CUDA_INVALID();
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
-  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, nullptr, ws, stream);
+  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, nullptr, 0, ws, stream);
 }
 
 gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int pitch, const Options& options,
@@ -1580,8 +1591,10 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
+  // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
+  const int hist_words = (strips ? ns : 1) * (kHistWords + 1);
   if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q,
-                                            block_strips || cluster_strips ? ws.sm : nullptr, ws, stream))
+                                            block_strips || cluster_strips ? ws.sm : nullptr, hist_words, ws, stream))
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
@@ -1690,8 +1703,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
-    if (splits > 1)
-      GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.hist, 0, sizeof(uint32_t) * size_t(nregions) * (kHistWords + 1), stream));
     select_kernel<<<dim3(nregions, splits), kSelectThreads, 0, stream>>>(
         ws.g, ws.sm, W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
         ws.hist + size_t(nregions) * kHistWords);
