@@ -409,28 +409,33 @@ TEST(CannyCuda, StripFinalPassPaths) {
   REQUIRE_GPU_AND_SHARED_DIR(dir);
   const std::vector<CandidatePair> few_lows = two_lows_set();
   int equal = 0, planes = 0, relabel = 0, found = 0;
-  for (const char* n : {"barbara_512.pgm", "cameraman_512.pgm", "boat_512.pgm"}) {
-    Image img(1, 1);
-    if (!read_pgm(std::string(dir) + "/images/standard/" + n, &img)) continue;
-    ++found;
-    SCOPED_TRACE(n);
-    if (under_sanitizer()) img = top_left(img);
-    for (int set = 0; set < 3; ++set) {
-      Config c;
-      if (set < 2) c.step = set == 0 ? 3 : 1;
-      else c.custom = few_lows;
-      const std::vector<CandidatePair> cands = c.custom.empty() ? standard_set(c.step) : c.custom;
-      std::vector<ThresholdPair> pairs;
-      if (!compare(img, c, &pairs)) continue;
-      for (const ThresholdPair& p : pairs) {
-        bool is_low = false;
-        for (const CandidatePair& cp : cands) is_low = is_low || cp.low == p.low;
-        if (p.low == p.high) ++equal;
-        else if (is_low) ++planes;
-        else ++relabel;
+  // The final pass's labelling with its lists of pixels of S and without (GPUEC_CANNY_LIST_CAP=0: the search).
+  for (const char* cap : {"", "0"}) {
+    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+    for (const char* n : {"barbara_512.pgm", "cameraman_512.pgm", "boat_512.pgm"}) {
+      Image img(1, 1);
+      if (!read_pgm(std::string(dir) + "/images/standard/" + n, &img)) continue;
+      ++found;
+      SCOPED_TRACE(std::string(n) + " GPUEC_CANNY_LIST_CAP=" + cap);
+      if (under_sanitizer()) img = top_left(img);
+      for (int set = 0; set < 3; ++set) {
+        Config c;
+        if (set < 2) c.step = set == 0 ? 3 : 1;
+        else c.custom = few_lows;
+        const std::vector<CandidatePair> cands = c.custom.empty() ? standard_set(c.step) : c.custom;
+        std::vector<ThresholdPair> pairs;
+        if (!compare(img, c, &pairs)) continue;
+        for (const ThresholdPair& p : pairs) {
+          bool is_low = false;
+          for (const CandidatePair& cp : cands) is_low = is_low || cp.low == p.low;
+          if (p.low == p.high) ++equal;
+          else if (is_low) ++planes;
+          else ++relabel;
+        }
       }
     }
   }
+  unsetenv("GPUEC_CANNY_LIST_CAP");
   if (found == 0) GTEST_SKIP() << "skipped: no standard images under " << dir;
   if (under_sanitizer()) return;  // the crops need not reach every path
   EXPECT_GT(equal, 0);
@@ -517,13 +522,14 @@ TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
   }
 }
 
-// The counting kernels and the tile path's labelling list each warp's pixels of S in the shared memory the labels
-// and codes leave (on an H100 or H200 over 80 % of a warp's pixels at 1080 rows, 56 % at 1184, 82 % in a cluster's
-// block of 540 rows, about half in a tile of 602 rows, where NMS keeps at most about 40 %); a chunk whose pixels of
-// S overflow its list is searched in its rows' masks instead. Noise keeps many pixels through NMS, and C_0.01's
-// lowest low puts nearly all of them in S. The test hook GPUEC_CANNY_LIST_CAP caps the lists: 0 (no lists: every
-// chunk searched) and 96 (most chunks of the lower lows overflow, those of the higher ones fit), then the
-// device's own; strip and frame mode.
+// Every labelling kernel (strips, clusters, tiles, the final pass) lists each warp's pixels of S in the shared
+// memory the labels and codes leave (on an H100 or H200 over 80 % of a warp's pixels at 1080 rows, 56 % at 1184,
+// 82 % in a cluster's block of 540 rows, about half in a tile of 602 rows or in the final pass, where NMS keeps at
+// most about 40 %); a chunk whose pixels of S overflow its list is searched in its rows' masks instead. Noise
+// keeps many pixels through NMS, and C_0.01's lowest low puts nearly all of them in S. The test hook
+// GPUEC_CANNY_LIST_CAP caps the lists: 0 (no lists: every chunk searched) and 96 (most chunks of the lower lows
+// overflow, those of the higher ones fit), then the device's own; strip and frame mode (StripFinalPassPaths: the
+// final pass with and without lists).
 TEST(CannyCuda, DenseSetsAndTheLists) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 17);

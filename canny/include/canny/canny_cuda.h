@@ -13,9 +13,9 @@
 // candidate set serves all its highs, and SM (the linking-map counts) follows from each component's
 // maximum without building any map. Labelling (strip_label): a warp takes a chunk of rows, a row at a time and
 // a run of S at a time: a run takes the label of the first run above it (found in the masks of the two rows),
-// and only junctions (a run under two runs or more) merge in the union-find; the counting kernels and the tile
-// path keep a byte a code for their low and list each warp's pixels of S for the passes after the union (the fold
-// of the component maxima and the count). Strip mode: one block per (strip, low) labels a whole strip of up to
+// and only junctions (a run under two runs or more) merge in the union-find; every labelling kernel keeps a byte a
+// code for its low and lists each warp's pixels of S for the passes after the union (the fold of the component
+// maxima and the count). Strip mode: one block per (strip, low) labels a whole strip of up to
 // 1184 rows in its shared memory; taller strips are labelled by a cluster of up to 8 blocks (the rows split
 // evenly, at most about 600 a block so that two blocks share a multiprocessor: up to 4808 rows on an H100 or
 // H200; one union-find over the cluster's distributed shared memory; sm_90). Either keeps each

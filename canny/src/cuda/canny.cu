@@ -682,29 +682,26 @@ __device__ __forceinline__ void region_histograms(const float* __restrict__ g, c
 // load; union (strip_label); one pass in which every pixel of S points at its root and folds its A into the
 // root's maximum (kAcc | max); then every pixel of S reads its component's maximum.
 constexpr int kStripThreads = 1024;
-constexpr int kStripMaxRows = 1184;  // 32 x 1184 x (4 + 2) bytes = 222 KB of shared memory (labels, codes)
-// The dynamic shared memory of a strip kernel's block holding `rows` rows of a strip: a label and a code a pixel.
-constexpr size_t strip_smem_bytes(int rows) {
-  return size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint16_t));
-}
-// The same for the counting kernels (a byte a code), before their lists (strip_list_bytes).
-constexpr size_t count_smem_bytes(int rows) {
+constexpr int kStripMaxRows = 1184;  // 32 x 1184 x 6 bytes = 222 KB of shared memory
+// A strip kernel's block holding `rows` rows of a strip keeps a label and a code byte a pixel (strip_rows_bytes),
+// then the warps' lists of pixels of S (strip_list_bytes) in what its share of the multiprocessor leaves. The row
+// limits (StripLimits) count strip_smem_bytes: 6 bytes a pixel, room for lists of half a warp's pixels at least.
+constexpr size_t strip_rows_bytes(int rows) {
   return size_t(kStripWidth) * size_t(rows) * (sizeof(uint32_t) + sizeof(uint8_t));
+}
+constexpr size_t strip_smem_bytes(int rows) {
+  return strip_rows_bytes(rows) + size_t(kStripWidth) * size_t(rows) / 2 * sizeof(uint16_t);
 }
 constexpr uint32_t kAcc = 0x80000000u;
 
-// The codes of a strip kernel's rows in shared memory: the threshold codes themselves (uint16_t: A | B << 8), or for
-// a counting kernel, which labels one low, a byte a pixel: A | (B >= low) << 7 (A <= 100; strip_load_low). in_code:
-// the pixel lies in S = {B >= lo} (in_s); a_of: its A.
-__device__ __forceinline__ bool in_code(uint16_t code, uint32_t lo) { return in_s(code, lo); }
-__device__ __forceinline__ bool in_code(uint8_t code, uint32_t) { return (code & 0x80u) != 0; }
-__device__ __forceinline__ uint32_t a_of(uint16_t code) { return code & 0xffu; }
+// The codes of a strip kernel's rows in shared memory, for the one low it labels: a byte a pixel,
+// A | (B >= low) << 7 (A <= 100; strip_load). in_code: the pixel lies in S = {B >= low}; a_of: its A.
+__device__ __forceinline__ bool in_code(uint8_t code) { return (code & 0x80u) != 0; }
 __device__ __forceinline__ uint32_t a_of(uint8_t code) { return code & 0x7fu; }
 
-template <class Code>
-struct StripCclOf {
+struct StripCcl {
   uint32_t* lab;    // shared: the labels of this block's rows, 32 x rows
-  Code* codes;      // shared: their codes (0 past the width)
+  uint8_t* codes;   // shared: their codes (0 past the width)
   uint16_t* list;   // shared: this warp's list of the pixels of S (for_chunk_pixels), cap entries
   int cap;          // 0: no list
   int H;            // the strip's height
@@ -712,19 +709,16 @@ struct StripCclOf {
   int top;          // the first strip row whose labels the labelling reaches (0; r0 for a tile of the tile path)
   int tx, ty, ny;   // column in the strip; first row and row step of this thread (rows of this block)
 };
-using StripCcl = StripCclOf<uint16_t>;
 
-// The StripCclOf<Code> of this thread for a block's dynamic shared memory smem holding room rows (labels, then
-// codes, then with cap > 0 a list of cap pixels a warp: strip_list_bytes): rows [r0, r0 + rows) of a strip of H
-// rows, labelled from row top on.
-template <class Code = uint16_t>
-__device__ __forceinline__ StripCclOf<Code> strip_ccl(uint32_t* smem, int room, int H, int r0, int rows, int top,
-                                                      int cap = 0) {
-  Code* codes = reinterpret_cast<Code*>(smem + size_t(kStripWidth) * room);
+// The StripCcl of this thread for a block's dynamic shared memory smem holding room rows (labels, then codes, then
+// with cap > 0 a list of cap pixels a warp: strip_list_bytes): rows [r0, r0 + rows) of a strip of H rows,
+// labelled from row top on.
+__device__ __forceinline__ StripCcl strip_ccl(uint32_t* smem, int room, int H, int r0, int rows, int top, int cap) {
+  uint8_t* codes = reinterpret_cast<uint8_t*>(smem + size_t(kStripWidth) * room);
   uint16_t* lists = reinterpret_cast<uint16_t*>(codes + size_t(kStripWidth) * room);
   const int ty = int(threadIdx.x / kStripWidth);
-  return StripCclOf<Code>{smem, codes, lists + size_t(ty) * cap, cap, H, r0, rows, top,
-                          int(threadIdx.x % kStripWidth), ty, int(blockDim.x / kStripWidth)};
+  return StripCcl{smem, codes, lists + size_t(ty) * cap, cap, H, r0, rows, top,
+                  int(threadIdx.x % kStripWidth), ty, int(blockDim.x / kStripWidth)};
 }
 
 // Where the label of strip pixel g = y * 32 + x lives: one block's shared memory (SharedLabels), or a cluster
@@ -763,33 +757,16 @@ __device__ __forceinline__ uint32_t find_strip(const Lab& L, uint32_t a) {
   return a;
 }
 
-// Loads this block's rows of codes into shared memory (independent loads, unrolled; the caller syncs):
-// 16 bytes a thread where the rows allow it (a strip inside the image, the width a multiple of 8).
-__device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, int W, int x0) {
-  if ((W & 7) == 0 && x0 + kStripWidth <= W) {
-    const int t = c.ty * kStripWidth + c.tx, step = (c.ny * kStripWidth) >> 2, g = (t & 3) * 8;
-#pragma unroll 4
-    for (int y = t >> 2; y < c.rows; y += step)
-      *reinterpret_cast<uint4*>(c.codes + y * kStripWidth + g) =
-          __ldg(reinterpret_cast<const uint4*>(q + size_t(c.r0 + y) * W + x0 + g));
-    return;
-  }
-  const int x = x0 + c.tx;
-#pragma unroll 4
-  for (int y = c.ty; y < c.rows; y += c.ny)
-    c.codes[y * kStripWidth + c.tx] = x < W ? q[size_t(c.r0 + y) * W + x] : uint16_t(0);
-}
-
-// Loads this block's rows of codes into shared memory as strip_load does, as the counting kernels keep them: a byte
-// a pixel for the low lo, A | (B >= lo) << 7. Adding 128 - lo to B (at most 227: no carry into the next code) sets
-// its bit 7 where B >= lo.
+// Loads this block's rows of codes into shared memory as its low lo needs them (independent loads, unrolled; the
+// caller syncs): 16 bytes of codes a thread where the rows allow it (a strip inside the image, the width a multiple
+// of 8), stored as 8 bytes. Adding 128 - lo to B (at most 227: no carry into the next code) sets its bit 7 where
+// B >= lo.
 __device__ __forceinline__ uint32_t low_bytes(uint32_t w0, uint32_t w1, uint32_t add) {  // 2 codes a word
   const uint32_t b0 = (w0 & 0x007f007fu) | (((w0 + add) >> 8) & 0x00800080u);
   const uint32_t b1 = (w1 & 0x007f007fu) | (((w1 + add) >> 8) & 0x00800080u);
   return __byte_perm(b0, b1, 0x6420);
 }
-__device__ void strip_load_low(const StripCclOf<uint8_t>& c, const uint16_t* __restrict__ q, int W, int x0,
-                               uint32_t lo) {
+__device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, int W, int x0, uint32_t lo) {
   const uint32_t add = (128u - lo) * 0x01000100u;
   if ((W & 7) == 0 && x0 + kStripWidth <= W) {
     const int t = c.ty * kStripWidth + c.tx, step = (c.ny * kStripWidth) >> 2, g = (t & 3) * 8;
@@ -873,7 +850,8 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
   }
 }
 
-// Labels S = {B >= lo} in the strip (codes loaded and synced; in_s: the set of every pair labelled). On return
+// Labels S = {B >= lo} in the strip (codes loaded for lo and synced: in_code; lo is the low of every pair
+// labelled, whose S is {B >= lo}: in_s). On return
 // (after a barrier) a pixel's word is kAcc | maxA of its component for a root of S, the root's index for the
 // other pixels of S, and outside S kOutS in the last row of each warp's chunk and anything elsewhere (no reader
 // looks at it); the calling warp's chunk of rows is returned.
@@ -896,11 +874,11 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
 // as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
 
-template <class Lab, class Code>
-__device__ StripChunk strip_label(const StripCclOf<Code>& c, const Lab& L, uint32_t lo) {
+template <class Lab>
+__device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
   const uint32_t base = uint32_t(c.r0 * kStripWidth);
-  const Code* codes = c.codes;
+  const uint8_t* codes = c.codes;
   const int lane = c.tx;
   const int per = (c.rows + c.ny - 1) / c.ny;
   const int y0 = c.r0 + c.ty * per, y1 = min(c.r0 + c.rows, y0 + per);  // this warp's chunk (strip rows)
@@ -920,9 +898,9 @@ __device__ StripChunk strip_label(const StripCclOf<Code>& c, const Lab& L, uint3
   uint32_t pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
   uint32_t prev = 0;  // the label of (lane, y - 1) where pm has the lane's bit (a run's label at each of its pixels)
   uint32_t* row_lab = lab + (size_t(y0 - c.r0) * kStripWidth + lane);
-  const Code* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
+  const uint8_t* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
   for (int y = y0; y < y1; ++y, row_lab += kStripWidth, row_code += kStripWidth) {
-    const bool in = in_code(*row_code, lo);
+    const bool in = in_code(*row_code);
     const uint32_t m = __ballot_sync(0xffffffffu, in);
     const uint32_t above = pm;
     pm = m;
@@ -981,7 +959,7 @@ __device__ StripChunk strip_label(const StripCclOf<Code>& c, const Lab& L, uint3
   // a tile of the tile path (c.top), whose border pass joins it.
   if (y0 > c.top && y0 < y1) {
     const uint32_t li = uint32_t(y0 * kStripWidth + lane);
-    if (in_code(codes[li - base], lo)) {
+    if (in_code(codes[li - base])) {
       for (int dx = -1; dx <= 1; ++dx) {
         const int x = lane + dx;
         if (x < 0 || x >= kStripWidth) continue;
@@ -1014,8 +992,8 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 // The counting pass's per-pixel part, after strip_label (ch: the warp's chunk): SM += F_low(maxA) - F_low(A) for
 // the pixels of S of this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The
 // plane is written only for the pixels of S (B >= low): its readers test that first.
-template <class Lab, class Code>
-__device__ void strip_count_pixels(const StripCclOf<Code>& c, const StripChunk& ch, const Lab& L, const CclParams& p,
+template <class Lab>
+__device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p,
                                    int slot, const uint16_t* f, uint32_t* sm, uint8_t* cmax, int x0) {
   const int W = p.width;
   uint8_t* plane = slot >= 0 ? cmax + size_t(slot) * W * c.H : nullptr;
@@ -1038,8 +1016,8 @@ strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restric
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
-  const StripCclOf<uint8_t> c = strip_ccl<uint8_t>(strip_lab, p.height, p.height, 0, p.height, 0, cap);
-  strip_load_low(c, p.q, W, x0, ls.low[l]);
+  const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0, cap);
+  strip_load(c, p.q, W, x0, ls.low[l]);
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
@@ -1063,8 +1041,8 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* _
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
   if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
   const int r0 = k * block_rows, rows = min(block_rows, p.height - r0);
-  const StripCclOf<uint8_t> c = strip_ccl<uint8_t>(strip_lab, block_rows, p.height, r0, rows, 0, cap);
-  strip_load_low(c, p.q, W, x0, ls.low[l]);
+  const StripCcl c = strip_ccl(strip_lab, block_rows, p.height, r0, rows, 0, cap);
+  strip_load(c, p.q, W, x0, ls.low[l]);
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
@@ -1089,8 +1067,8 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
   uint32_t lo, hi;
   layer_pair(p, l, x0, &lo, &hi);
   if (!final_needs_labels(p, lo, hi)) return;  // the strip's pair: the same for the whole block
-  const StripCclOf<uint8_t> c = strip_ccl<uint8_t>(strip_lab, tile_rows, H, r0, rows, r0, cap);
-  strip_load_low(c, p.q, W, x0, lo);
+  const StripCcl c = strip_ccl(strip_lab, tile_rows, H, r0, rows, r0, cap);
+  strip_load(c, p.q, W, x0, lo);
   __syncthreads();
   const StripChunk ch = strip_label(c, SharedLabels{strip_lab, uint32_t(r0 * kStripWidth)}, lo);  // lo < hi, or 255
   const size_t n = size_t(W) * H;
@@ -1170,11 +1148,11 @@ __global__ void __launch_bounds__(kStripBorderThreads) ccl_strip_border_kernel(C
 //   low < high with a cmax plane for low: S = {B >= low}, labelled by the counting pass: edge iff the
 //     component maximum there is >= high;
 //   otherwise (a low without a plane: more lows than planes, or a grid value that is not a low of the set;
-//     the host gives the dynamic shared memory of a strip then): the strip is labelled here.
+//     the host gives the dynamic shared memory of a strip then, strip_smem_bytes): the strip is labelled here.
 __global__ void __launch_bounds__(kStripThreads)
 strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
                    int fb_low, int fb_high, Bins bins, LowSlots slots, const uint8_t* __restrict__ cmax,
-                   ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch) {
+                   ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch, int cap) {
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
@@ -1182,7 +1160,7 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
-  const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0);
+  const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0, cap);
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
     p_hist[j] = 0;
@@ -1199,23 +1177,21 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   __syncthreads();
   const int x = x0 + c.tx;
   const uint32_t lo = uint32_t(pair.low), hi = uint32_t(pair.high);
-  if (lo == hi || slots.of[lo] >= 0) {  // no linking, or the plane of the low's maxima (written for S only)
-    if (x >= W) return;
-    const uint8_t* plane = lo == hi ? nullptr : cmax + size_t(slots.of[lo]) * W * c.H;
-    for (int y = c.ty; y < c.H; y += c.ny) {
-      const size_t i = size_t(y) * W + x;
-      edges[size_t(y) * edges_pitch + x] = map_edge(p.q[i], lo, hi, [&] { return uint32_t(plane[i]); });
-    }
-    return;
-  }
-  strip_load(c, p.q, W, x0);
-  __syncthreads();
+  // No linking, or the plane of the low's maxima (written for S only); else the strip labelled here (lo < hi).
+  const bool planed = lo == hi || slots.of[lo] >= 0;
+  const uint8_t* plane = planed && lo != hi ? cmax + size_t(slots.of[lo]) * W * c.H : nullptr;
   const SharedLabels L{strip_lab, 0};
-  strip_label(c, L, lo);  // lo < hi here
+  if (!planed) {
+    strip_load(c, p.q, W, x0, lo);
+    __syncthreads();
+    strip_label(c, L, lo);
+  }
   if (x >= W) return;
   for (int y = c.ty; y < c.H; y += c.ny) {
+    const size_t i = size_t(y) * W + x;
     const int k = y * kStripWidth + c.tx;
-    edges[size_t(y) * edges_pitch + x] = map_edge(c.codes[k], lo, hi, [&] { return strip_max(L, strip_lab[k]); });
+    edges[size_t(y) * edges_pitch + x] =
+        map_edge(p.q[i], lo, hi, [&] { return planed ? uint32_t(plane[i]) : strip_max(L, strip_lab[k]); });
   }
 }
 
@@ -1413,7 +1389,7 @@ struct StripLimits {
 // whose pixels of S overflow its list). The test hook GPUEC_CANNY_LIST_CAP=N caps it at N entries (0: no lists).
 constexpr int kStripWarps = kStripThreads / kStripWidth;
 int strip_list_cap(int rows, size_t room) {
-  const size_t base = count_smem_bytes(rows);
+  const size_t base = strip_rows_bytes(rows);
   if (room <= base) return 0;
   const size_t chunk = size_t((rows + kStripWarps - 1) / kStripWarps) * kStripWidth;
   size_t cap = std::min(chunk, (room - base) / (kStripWarps * sizeof(uint16_t)));
@@ -1495,7 +1471,7 @@ gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint
   const int rows = (p.height + parts - 1) / parts;
   const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
   const int list = strip_list_cap(rows, room.tile_room);
-  ccl_strip_local_kernel<<<tiles, kStripThreads, count_smem_bytes(rows) + strip_list_bytes(list), stream>>>(
+  ccl_strip_local_kernel<<<tiles, kStripThreads, strip_rows_bytes(rows) + strip_list_bytes(list), stream>>>(
       p, rows, roots, list);
   GPUEC_CUDA_CHECK_LAUNCH();
   const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
@@ -1657,7 +1633,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       }
       if (block_strips) {
         // Two blocks a multiprocessor where the labels and codes allow, the lists in what is left.
-        const size_t bytes = count_smem_bytes(H);
+        const size_t bytes = strip_rows_bytes(H);
         const int list = strip_list_cap(H, bytes <= room.count_pair_room ? room.count_pair_room : room.count_room);
         strip_count_kernel<<<dim3(ns, ls.n), kStripThreads, bytes + strip_list_bytes(list), stream>>>(
             p, ls, ws.sm, cmax, list);
@@ -1667,7 +1643,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         cfg.gridDim = dim3(unsigned(ns * K), unsigned(ls.n));
         cfg.blockDim = dim3(kStripThreads);
         const int list = strip_list_cap(R, room.cluster_room);
-        cfg.dynamicSmemBytes = count_smem_bytes(R) + strip_list_bytes(list);
+        cfg.dynamicSmemBytes = strip_rows_bytes(R) + strip_list_bytes(list);
         cfg.stream = stream;
         cudaLaunchAttribute attr{};
         attr.id = cudaLaunchAttributeClusterDimension;
@@ -1693,7 +1669,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     }
     if (final_smem) {  // a pair's low may need labelling again: one block a strip does it all
       strip_final_kernel<<<ns, kStripThreads, final_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, bins,
-                                                                     slots, cmax, pairs, edges, edges_pitch);
+                                                                     slots, cmax, pairs, edges, edges_pitch,
+                                                                     strip_list_cap(H, final_smem));
       GPUEC_CUDA_CHECK_LAUNCH();
       return {};
     }
