@@ -874,6 +874,19 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
 // as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
 
+// A row's runs, for strip_label: the run of S holding this lane in a row of mask m (one bit a column; for a lane
+// outside S the result is unused), [s, e], and the pixels of S above it, in columns s - 1 .. e + 1 of the row above
+// (mask `above`): one bit a pixel, one run of bits for each run of the row above. s - 1 is the last column at or
+// below the lane outside S (none: s = 0), e + 1 the first above it (none: e = 31). at_or_below: the lane's bit and
+// those below it. Returns those bits; *s = s.
+__device__ __forceinline__ uint32_t run_above(uint32_t m, uint32_t above, uint32_t at_or_below, int* s) {
+  const uint32_t before = ~m & at_or_below, after = ~(m | at_or_below);
+  *s = 32 - __clz(before);
+  const uint32_t up_to = (after & (0u - after)) * 2u - 1u;                  // columns 0 .. e + 1 (all: e = 31)
+  const uint32_t from = ~__funnelshift_rc(0x7fffffffu, 0u, __clz(before));  // columns s - 1 .. 31 (all: s = 0)
+  return above & up_to & from;
+}
+
 template <class Lab>
 __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
@@ -911,14 +924,8 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
       else
         ch.m[1] = m;
     }
-    // The run of this lane, [s, e] (for a lane outside S: unused), and the pixels of S above it, in columns
-    // s - 1 .. e + 1 of the row above: a, one bit a pixel, one run of bits for each run of the row above. s - 1 is
-    // the last column at or below the lane outside S (none: s = 0), e + 1 the first above it (none: e = 31).
-    const uint32_t before = ~m & at_or_below, after = ~(m | at_or_below);
-    const int s = 32 - __clz(before);
-    const uint32_t up_to = (after & (0u - after)) * 2u - 1u;          // columns 0 .. e + 1 (all: e = 31)
-    const uint32_t from = ~__funnelshift_rc(0x7fffffffu, 0u, __clz(before));  // columns s - 1 .. 31 (all: s = 0)
-    const uint32_t a = above & up_to & from;
+    int s;
+    const uint32_t a = run_above(m, above, at_or_below, &s);
     // The run takes the label of the first run above it (prev is constant along a run), or starts a label at its
     // first pixel when there is none.
     const uint32_t up = prev;
@@ -955,16 +962,28 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
     ch.n = n;
   }
   L.sync();
-  // The chunk's first row against the row above: in the block above for a cluster block's first chunk; not above
-  // a tile of the tile path (c.top), whose border pass joins it.
+  // The chunk's first row against the row above (in the block above for a cluster block's first chunk; not above a
+  // tile of the tile path, c.top, whose border pass joins it), a run at a time as in the loop: the row above's pixels
+  // of S are its words other than kOutS, and the run's first lane merges the run's label with that of each run above
+  // it (not each pixel with each of its neighbours above: a run of r pixels under one run above merges once, not up
+  // to 3r times).
   if (y0 > c.top && y0 < y1) {
     const uint32_t li = uint32_t(y0 * kStripWidth + lane);
-    if (in_code(codes[li - base])) {
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int x = lane + dx;
-        if (x < 0 || x >= kStripWidth) continue;
-        const uint32_t lj = uint32_t((y0 - 1) * kStripWidth + x);
-        if (L.load(lj) != kOutS) merge(L, li, lj);  // never kOutS <-> label: merges only lower roots
+    const bool in = in_code(codes[li - base]);
+    const uint32_t m = __ballot_sync(0xffffffffu, in);
+    if (m) {
+      const uint32_t up = L.load(li - kStripWidth);  // kOutS outside S
+      const uint32_t above = __ballot_sync(0xffffffffu, up != kOutS);
+      int s;
+      const uint32_t a = run_above(m, above, at_or_below, &s);
+      uint32_t more = in && lane == s ? a & ~(a << 1) : 0u;  // the first pixel of each run above
+      const uint32_t own = more ? lab[li - base] : 0u;       // the run's label (its first pixel's word)
+      while (__any_sync(0xffffffffu, more)) {
+        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
+        if (more) {
+          merge(L, own, other);
+          more &= more - 1u;
+        }
       }
     }
   }
