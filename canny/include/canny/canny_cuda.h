@@ -13,7 +13,8 @@
 // candidate set serves all its highs, and SM (the linking-map counts) follows from each component's
 // maximum without building any map. Labelling (strip_label): a warp takes a chunk of rows, a row at a time and
 // a run of S at a time: a run takes the label of the first run above it (found in the masks of the two rows),
-// and only junctions (a run under two runs or more) merge in the union-find; every labelling kernel keeps a byte a
+// and only junctions (a run under two runs or more) merge in the union-find; then each chunk's first row joins the
+// row above a run at a time too (a run merges once with each run above it); every labelling kernel keeps a byte a
 // code for its low and lists each warp's pixels of S for the passes after the union (the fold of the component
 // maxima and the count). Strip mode: one block per (strip, low) labels a whole strip of up to
 // 1184 rows in its shared memory; taller strips are labelled by a cluster of up to 8 blocks (the rows split
