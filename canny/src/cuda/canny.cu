@@ -868,10 +868,10 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
 //   - each pixel's word is its run's label (a root when the run started it);
 //   - a row without a pixel of S costs a ballot.
 // Then the first row of each chunk is merged with the last row of the chunk above (all chunks at once, the
-// same merge, a run at a time as in the loop: once for each run above a run), and in one pass over the pixels of S (for_chunk_pixels) every pixel's word becomes its root and
-// the component maxima of A are gathered at the roots. Long chains of parents, which a per-pixel union of
-// the whole strip builds along vertical edges, cannot form inside a chunk; across chunks they are at most
-// as long as the number of chunks.
+// same merge, a run at a time as in the loop: once for each run above a run), and in one pass over the pixels of
+// S (for_chunk_pixels) every pixel's word becomes its root and the component maxima of A are gathered at the roots.
+// Long chains of parents, which a per-pixel union of the whole strip builds along vertical edges, cannot form
+// inside a chunk; across chunks they are at most as long as the number of chunks.
 constexpr uint32_t kOutS = 0x7fffffffu;
 
 // A row's runs, for strip_label: the run of S holding this lane in a row of mask m (one bit a column; for a lane
