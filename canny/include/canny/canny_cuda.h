@@ -17,7 +17,10 @@
 // row above a run at a time too (a run merges once with each run above it); every labelling kernel keeps a byte a
 // code for its low and lists each warp's pixels of S for the passes after the union (the fold of the component
 // maxima and the count). Strip mode: one block per (strip, low) labels a whole strip of up to
-// 1184 rows in its shared memory; taller strips are labelled by a cluster of up to 8 blocks (the rows split
+// 1184 rows in its shared memory (where its labels and codes are too many for two blocks a multiprocessor, about 600
+// to 1100 rows on an H100 or H200, and the blocks outnumber the multiprocessors, the union-find is kept over the
+// warps' lists of pixels of S instead of a label a pixel, so that two blocks share one: strip_count_listed_kernel;
+// a block whose lists overflow leaves its pair to the per-pixel labelling after it); taller strips are labelled by a cluster of up to 8 blocks (the rows split
 // evenly, at most about 600 a block so that two blocks share a multiprocessor: up to 4808 rows on an H100 or
 // H200; one union-find over the cluster's distributed shared memory; sm_90). Either keeps each
 // pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several blocks per strip

@@ -48,7 +48,8 @@ struct Workspace {
   uint32_t* sm;            // W x H, SM counts
   uint32_t* lab;           // layers x W x H, union-find parents
   uint32_t* mx;            // layers x W x H, maxA of the roots
-  uint32_t* hist;          // ns x 2 x 102 histogram words, then ns block counters (select_kernel)
+  uint32_t* hist;          // ns x 2 x 102 histogram words, then ns block counters (select_kernel), then ns x 32
+                           // words: the (strip, low) pairs strip_count_listed_kernel left (strip_count_redo_kernel)
   int layers;              // label planes: lows labelled per batch
   size_t planes;           // strip mode: byte planes of component maxima that lab and mx hold
 };
@@ -83,7 +84,7 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   uint8_t* sm = take(n * 4);
   uint8_t* lab = take(size_t(layers) * n * 4);
   uint8_t* mx = take(size_t(layers) * n * 4);
-  uint8_t* hist = take(size_t(strip_count(width)) * (2 * (kMaxThreshold + 2) + 1) * 4);
+  uint8_t* hist = take(size_t(strip_count(width)) * (2 * (kMaxThreshold + 2) + 1 + 32) * 4);  // 32: kMaxStripLayers
   if (ws) {
     ws->max2 = reinterpret_cast<uint32_t*>(max2);
     ws->mk = reinterpret_cast<float*>(mk);
@@ -455,13 +456,16 @@ struct GlobalLabels {
   uint32_t* lab;
   __device__ __forceinline__ uint32_t* at(uint32_t g) const { return lab + g; }
   __device__ __forceinline__ uint32_t load(uint32_t g) const { return __ldcg(lab + g); }
+  __device__ __forceinline__ uint32_t atomic_min(uint32_t g, uint32_t v) const { return atomicMin(at(g), v); }
 };
 
 struct SharedLabels {
+  static constexpr uint32_t kAccW = 0x80000000u;  // kAcc (find_strip)
   uint32_t* lab;  // label base + k at lab[k]
   uint32_t base;
   __device__ __forceinline__ uint32_t* at(uint32_t g) const { return lab + (g - base); }
   __device__ __forceinline__ uint32_t load(uint32_t g) const { return lab[g - base]; }
+  __device__ __forceinline__ uint32_t atomic_min(uint32_t g, uint32_t v) const { return atomicMin(at(g), v); }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
@@ -501,7 +505,7 @@ __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
       a = b;
       b = t;
     }
-    const uint32_t old = atomicMin(L.at(b), a);  // hang root b under the smaller root a
+    const uint32_t old = L.atomic_min(b, a);  // hang root b under the smaller root a
     if (old == b) return;
     b = old;  // b was hung meanwhile: retry from its new parent
   }
@@ -699,6 +703,8 @@ constexpr uint32_t kAcc = 0x80000000u;
 __device__ __forceinline__ bool in_code(uint8_t code) { return (code & 0x80u) != 0; }
 __device__ __forceinline__ uint32_t a_of(uint8_t code) { return code & 0x7fu; }
 
+constexpr int kStripWarps = kStripThreads / kStripWidth;
+
 struct StripCcl {
   uint32_t* lab;    // shared: the labels of this block's rows, 32 x rows
   uint8_t* codes;   // shared: their codes (0 past the width)
@@ -742,15 +748,18 @@ struct ClusterLabels {
     return part[k] + (g - k * per);
   }
   __device__ __forceinline__ uint32_t load(uint32_t g) const { return *at(g); }
+  __device__ __forceinline__ uint32_t atomic_min(uint32_t g, uint32_t v) const { return atomicMin(at(g), v); }
   __device__ __forceinline__ void sync() const { cooperative_groups::this_cluster().sync(); }
+  static constexpr uint32_t kAccW = SharedLabels::kAccW;
 };
 #endif
 
-// The root of a: the word that is its own index, or (while maxima are gathered) a word with kAcc set.
+// The root of a: the word that is its own index, or (while maxima are gathered) a word at least Lab::kAccW (kAcc
+// set; ListLabels: kAccW | max).
 template <class Lab>
 __device__ __forceinline__ uint32_t find_strip(const Lab& L, uint32_t a) {
   uint32_t p = L.load(a);
-  while (p != a && !(p & kAcc)) {
+  while (p != a && p < Lab::kAccW) {
     a = p;
     p = L.load(a);
   }
@@ -1029,11 +1038,10 @@ __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, cons
 // Counting pass: block (strip, layer of the batch); SM (zeroed by the caller) gets F_low(maxA) - F_low(A).
 // With a slot for the layer's low, plane `slot` of cmax (W x H bytes each) gets maxA of the pixel's
 // component for the pixels of S, 0 elsewhere: the final pass reads its edge map from it.
-__global__ void __launch_bounds__(kStripThreads)
-strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap) {
-  extern __shared__ uint32_t strip_lab[];
-  __shared__ uint16_t f[kMaxThreshold + 1];
-  const int l = blockIdx.y, W = p.width, x0 = blockIdx.x * kStripWidth;
+// One (strip, layer) pair of the counting pass in a block (strip_count_kernel, strip_count_redo_kernel).
+__device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers& ls, uint32_t* sm, uint8_t* cmax,
+                                           int cap, int strip, int l, uint32_t* strip_lab, uint16_t* f) {
+  const int W = p.width, x0 = strip * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
   const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0, cap);
   strip_load(c, p.q, W, x0, ls.low[l]);
@@ -1041,6 +1049,160 @@ strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restric
   const SharedLabels L{strip_lab, 0};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
   strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
+}
+__global__ void __launch_bounds__(kStripThreads)
+strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap) {
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  count_pair(p, ls, sm, cmax, cap, int(blockIdx.x), int(blockIdx.y), strip_lab, f);
+}
+
+// The pairs strip_count_listed_kernel left (redo[strip * kMaxStripLayers + layer] set): block b takes the b-th of all
+// pairs and every gridDim.x-th after it, and labels the marked ones as strip_count_kernel does.
+__global__ void __launch_bounds__(kStripThreads)
+strip_count_redo_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap,
+                        const uint32_t* __restrict__ redo) {
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  const int ns = (p.width + kStripWidth - 1) / kStripWidth;
+  for (int idx = int(blockIdx.x); idx < ns * ls.n; idx += int(gridDim.x)) {
+    const int strip = idx / ls.n, l = idx % ls.n;
+    if (!redo[strip * kMaxStripLayers + l]) continue;  // block-uniform
+    __syncthreads();  // the previous pair's readers of shared memory are done
+    count_pair(p, ls, sm, cmax, cap, strip, l, strip_lab, f);
+  }
+}
+
+// ---- the counting pass with the union-find over the warps' lists (strip_count_listed_kernel) ------------------
+// For strips whose labels and codes are too many for two blocks a multiprocessor (about 600 to 1100 rows on an H100 or
+// H200: 1080p), where the blocks outnumber the multiprocessors. A block keeps a code byte a pixel and, for each warp,
+// the list of its chunk's pixels of S, which is also the union-find: entry g (warp w's at w * cap ..) is
+// word << 16 | k, k the pixel's local index and word its parent (an entry index; parents at smaller entries, as the
+// labels of strip_label) or, for a root whose maximum is gathered, kAccW | max. No label a pixel: 1 byte a pixel
+// plus 4 a pixel of S (lists of at least half a warp's pixels), so that two blocks share a multiprocessor. The same
+// labelling as strip_label otherwise: a run takes the label of the first run above it, junctions merge, each chunk's
+// first row joins the chunk above a run at a time (the labels of each warp's last row in `last`), then the fold and
+// the count over the lists. A block with a chunk of more pixels of S than its list holds marks its pair in redo and
+// leaves before any count (NMS keeps at most about 40 % of the pixels in any S measured); strip_count_redo_kernel
+// labels those pairs after it, as strip_count_kernel does.
+struct ListLabels {
+  static constexpr uint32_t kAccW = 0xff00u;
+  uint32_t* e;
+  __device__ __forceinline__ uint32_t load(uint32_t g) const { return e[g] >> 16; }
+  __device__ __forceinline__ uint32_t atomic_min(uint32_t g, uint32_t v) const {
+    const uint32_t x = e[g];
+    return atomicMin(e + g, (v << 16) | (x & 0xffffu)) >> 16;
+  }
+  __device__ __forceinline__ void atomic_max(uint32_t g, uint32_t v) const {
+    const uint32_t x = e[g];
+    atomicMax(e + g, (v << 16) | (x & 0xffffu));
+  }
+};
+
+constexpr uint32_t kNoLabel = 0xffffu;
+
+__global__ void __launch_bounds__(kStripThreads, 2)
+strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap,
+                          uint32_t* __restrict__ redo) {
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  __shared__ uint16_t last[kStripWarps][kStripWidth];  // each warp's last row: its labels, kNoLabel outside S
+  const int l = blockIdx.y, W = p.width, H = p.height, x0 = blockIdx.x * kStripWidth;
+  for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
+  // Codes first (32 x H bytes), then the lists (4-byte aligned: H * 32 is a multiple of 32).
+  const StripCcl c = strip_ccl(strip_lab, 0, H, 0, H, 0, 0);  // codes at smem + 0
+  strip_load(c, p.q, W, x0, ls.low[l]);
+  uint32_t* e = strip_lab + size_t(kStripWidth) * H / 4;
+  __syncthreads();
+  const ListLabels L{e};
+  const uint8_t* codes = c.codes;
+  const int lane = c.tx, warp = c.ty;
+  const int per = (H + kStripWarps - 1) / kStripWarps;
+  const int y0 = warp * per, y1 = min(H, y0 + per);
+  const uint32_t wbase = uint32_t(warp * cap);
+  const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
+  int n = 0;
+  uint32_t pm = 0, prev = 0;
+  bool overflow = false;
+  for (int y = y0; y < y1; ++y) {
+    const int k = y * kStripWidth + lane;
+    const bool in = in_code(codes[k]);
+    const uint32_t m = __ballot_sync(0xffffffffu, in);
+    const uint32_t above = pm;
+    pm = m;
+    if (m == 0) continue;
+    if (n + __popc(m) > cap) {
+      overflow = true;
+      break;
+    }
+    int s;
+    const uint32_t a = run_above(m, above, at_or_below, &s);
+    const uint32_t up = prev;
+    const uint32_t first = __shfl_sync(0xffffffffu, up, (__ffs(a) - 1) & 31);
+    const uint32_t node = a ? first : wbase + uint32_t(n) + __popc(m & ~(0xffffffffu << s));
+    if (in) e[wbase + n + __popc(m & below)] = node << 16 | uint32_t(k);
+    prev = node;
+    n += __popc(m);
+    const uint32_t starts = a & ~(a << 1);
+    uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
+    if (__any_sync(0xffffffffu, more)) {
+      __syncwarp();
+      do {
+        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
+        if (more) {
+          if (other != node) merge(L, other, node);
+          more &= more - 1u;
+        }
+      } while (__any_sync(0xffffffffu, more));
+    }
+  }
+  // A chunk with more pixels of S than its list holds: the pair is left to strip_count_kernel (redo), before any count.
+  if (__syncthreads_or(overflow)) {
+    if (threadIdx.x == 0) redo[blockIdx.x * kMaxStripLayers + l] = 1u;
+    return;
+  }
+  last[warp][lane] = uint16_t((pm >> lane) & 1u ? prev : kNoLabel);
+  __syncthreads();
+  // Each chunk's first row against the last row of the chunk above, a run at a time; the first row's pixels are the
+  // chunk's first entries, in column order.
+  if (warp > 0 && y0 < y1) {
+    const int k = y0 * kStripWidth + lane;
+    const bool in = in_code(codes[k]);
+    const uint32_t m = __ballot_sync(0xffffffffu, in);
+    if (m) {
+      const uint32_t up = last[warp - 1][lane];
+      const uint32_t above = __ballot_sync(0xffffffffu, up != kNoLabel);
+      int s;
+      const uint32_t a = run_above(m, above, at_or_below, &s);
+      uint32_t more = in && lane == s ? a & ~(a << 1) : 0u;
+      const uint32_t own = wbase + __popc(m & below);  // the run's first pixel's entry (the run started a label there)
+      while (__any_sync(0xffffffffu, more)) {
+        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
+        if (more) {
+          merge(L, own, other);
+          more &= more - 1u;
+        }
+      }
+    }
+  }
+  __syncthreads();
+  // The fold: every entry finds its root, folds its A in and points at it.
+  for (int i = lane; i < n; i += 32) {
+    const uint32_t g = wbase + uint32_t(i);
+    const uint32_t r = find_strip(L, g);
+    L.atomic_max(r, ListLabels::kAccW | a_of(codes[e[g] & 0xffffu]));
+    if (r != g) L.atomic_min(g, r);
+  }
+  __syncthreads();
+  uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
+  for (int i = lane; i < n; i += 32) {
+    const uint32_t x = e[wbase + uint32_t(i)], w = x >> 16, k = x & 0xffffu;
+    const uint32_t mx = w >= ListLabels::kAccW ? (w & 0xffu) : (L.load(w) & 0xffu);
+    const size_t gi = size_t(k / kStripWidth) * W + x0 + k % kStripWidth;
+    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(codes[k])]);
+    if (add) atomicAdd(sm + gi, add);
+    if (plane) plane[gi] = uint8_t(mx);
+  }
 }
 
 // The counting pass over strips in a cluster of K blocks (strips taller than one block holds, up to
@@ -1399,6 +1561,8 @@ struct StripLimits {
   // multiprocessor). Beyond the labels and codes it holds the warps' lists of pixels of S (strip_list_cap).
   size_t count_room = 0, count_pair_room = 0, cluster_room = 0;
   size_t tile_room = 0;  // the same for ccl_strip_local_kernel (two a multiprocessor where tile_rows allows)
+  int sms = 0;             // the device's multiprocessors
+  size_t listed_room = 0;  // strip_count_listed_kernel's dynamic shared memory, two blocks a multiprocessor
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -1406,7 +1570,6 @@ struct StripLimits {
 // in a cluster's block of 540 rows on an H100 or H200, where NMS leaves at most about 40 % of the pixels in any S),
 // at most a warp's chunk of rows. 0: no list (for_chunk_pixels then searches the rows' masks, as it does for a chunk
 // whose pixels of S overflow its list). The test hook GPUEC_CANNY_LIST_CAP=N caps it at N entries (0: no lists).
-constexpr int kStripWarps = kStripThreads / kStripWidth;
 int strip_list_cap(int rows, size_t room) {
   const size_t base = strip_rows_bytes(rows);
   if (room <= base) return 0;
@@ -1429,13 +1592,14 @@ gpu::CudaError strip_limits(StripLimits* out) {
       *out = d.second;
       return {};
     }
-  int device = 0, major = 0, optin = 0, per_sm = 0, reserved = 0, threads_sm = 0;
+  int device = 0, major = 0, optin = 0, per_sm = 0, reserved = 0, threads_sm = 0, sms = 0;
   GPUEC_CUDA_CHECK(cudaGetDevice(&device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
   GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   cudaFuncAttributes count{}, fin{}, tile{}, cluster{};
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&count, strip_count_kernel));
   GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&fin, strip_final_kernel));
@@ -1445,6 +1609,7 @@ gpu::CudaError strip_limits(StripLimits* out) {
     return budget > used ? int(std::min<size_t>(size_t(most), (budget - used) / strip_smem_bytes(1))) : 0;
   };
   StripLimits l;
+  l.sms = sms;
   l.block_rows = rows_in(size_t(optin), std::max({count.sharedSizeBytes, fin.sharedSizeBytes, tile.sharedSizeBytes}),
                          kStripMaxRows);
   // Two blocks a multiprocessor: half its shared memory each, where its threads allow two (2048 a multiprocessor).
@@ -1460,6 +1625,15 @@ gpu::CudaError strip_limits(StripLimits* out) {
       l.count_pair_room = pair_bytes - count.sharedSizeBytes - size_t(reserved);
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           int(l.count_room)));
+    GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_redo_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(l.count_room)));
+    cudaFuncAttributes listed{};
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&listed, strip_count_listed_kernel));
+    if (pair_bytes > listed.sharedSizeBytes + size_t(reserved)) {
+      l.listed_room = pair_bytes - listed.sharedSizeBytes - size_t(reserved);
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_listed_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(l.listed_room)));
+    }
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           int(size_t(optin) - tile.sharedSizeBytes)));
@@ -1587,7 +1761,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
-  const int hist_words = (strips ? ns : 1) * (kHistWords + 1);
+  const int hist_words = (strips ? ns : 1) * (kHistWords + 1 + (strips ? kMaxStripLayers : 0));
   if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q,
                                             block_strips || cluster_strips ? ws.sm : nullptr, hist_words, ws, stream))
     return e;
@@ -1651,11 +1825,38 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         p.kept = ls.n;
       }
       if (block_strips) {
-        // Two blocks a multiprocessor where the labels and codes allow, the lists in what is left.
+        // Two blocks a multiprocessor where the labels and codes allow, the lists in what is left; else, where the
+        // blocks are more than the multiprocessors and lists of half a warp's pixels fit beside the codes two blocks
+        // a multiprocessor, the union-find over the lists (strip_count_listed_kernel), and strip_count_kernel's
+        // labelling for the pairs whose lists overflow (strip_count_redo_kernel; most calls none).
         const size_t bytes = strip_rows_bytes(H);
-        const int list = strip_list_cap(H, bytes <= room.count_pair_room ? room.count_pair_room : room.count_room);
-        strip_count_kernel<<<dim3(ns, ls.n), kStripThreads, bytes + strip_list_bytes(list), stream>>>(
-            p, ls, ws.sm, cmax, list);
+        const int chunk = (H + kStripWarps - 1) / kStripWarps * kStripWidth;
+        const size_t codes_bytes = size_t(kStripWidth) * H;
+        const int listed_cap = room.listed_room > codes_bytes
+                                   ? int(std::min<size_t>(size_t(chunk), (room.listed_room - codes_bytes) /
+                                                                             (kStripWarps * sizeof(uint32_t))))
+                                   : 0;
+        // The test hook GPUEC_CANNY_LIST_CAP: 0 (no lists) keeps the listed kernel out; N caps its lists, which then
+        // overflow and leave their pairs to strip_count_redo_kernel.
+        const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
+        const bool listed = bytes > room.count_pair_room && 2 * listed_cap >= chunk &&
+                            int64_t(ns) * ls.n > room.sms && hook != 0;
+        const dim3 count_grid(unsigned(ns), unsigned(ls.n));
+        if (listed) {
+          const int cap = hook > 0 && hook < listed_cap ? int(hook) : listed_cap;
+          uint32_t* redo = ws.hist + size_t(ns) * (kHistWords + 1);
+          strip_count_listed_kernel<<<count_grid, kStripThreads,
+                                      codes_bytes + size_t(kStripWarps) * listed_cap * sizeof(uint32_t), stream>>>(
+              p, ls, ws.sm, cmax, cap, redo);
+          GPUEC_CUDA_CHECK_LAUNCH();
+          const int list = strip_list_cap(H, room.count_room);
+          strip_count_redo_kernel<<<std::min(room.sms, ns * ls.n), kStripThreads, bytes + strip_list_bytes(list),
+                                    stream>>>(p, ls, ws.sm, cmax, list, redo);
+        } else {
+          const int list = strip_list_cap(H, bytes <= room.count_pair_room ? room.count_pair_room : room.count_room);
+          strip_count_kernel<<<count_grid, kStripThreads, bytes + strip_list_bytes(list), stream>>>(p, ls, ws.sm,
+                                                                                                   cmax, list);
+        }
         GPUEC_CUDA_CHECK_LAUNCH();
       } else if (cluster_strips) {
         cudaLaunchConfig_t cfg{};

@@ -33,7 +33,8 @@ bool backend_from_int(int v, Backend* b);
 // encoder's N-th call), or -1 when unset or not a number >= 0. The same parse reads
 // GPUEC_REENTROPY_CUDA_FROM_BATCH (the threaded re-entropy's CUDA mode: batches 0..N-1 on the CPU, the
 // GPU coders taken, waiting for them, at batch N: deterministic for the tests) and GPUEC_CANNY_LIST_CAP (at most N
-// entries in each warp's list of pixels in GUD-Canny's CUDA counting kernels: their other path, for the tests).
+// entries in each warp's list of pixels in GUD-Canny's CUDA counting kernels: their other path, for the tests; the
+// kernel whose lists are its labels leaves the pairs whose lists overflow to the per-pixel one, and 0 keeps it out).
 long long fail_at_frame(const char* variable);
 
 }  // namespace gpu
