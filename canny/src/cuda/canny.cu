@@ -39,6 +39,9 @@ bool valid_size(int width, int height) {
 
 // ---- workspace --------------------------------------------------------------------------------------------
 
+constexpr int kMaxStripLayers = 32;                 // strip mode's lows in one launch of the counting kernels
+constexpr int kHistWords = 2 * (kMaxThreshold + 2);  // select_kernel's histograms of a region
+
 struct Workspace {
   uint32_t* max2;          // 1 word: max of gx^2 + gy^2
   float* mk;               // W x H: the magnitude where NMS keeps the pixel, else 0; then (the tile path) the bit
@@ -48,8 +51,9 @@ struct Workspace {
   uint32_t* sm;            // W x H, SM counts
   uint32_t* lab;           // layers x W x H, union-find parents
   uint32_t* mx;            // layers x W x H, maxA of the roots
-  uint32_t* hist;          // ns x 2 x 102 histogram words, then ns block counters (select_kernel), then ns x 32
-                           // words: the (strip, low) pairs strip_count_listed_kernel left (strip_count_redo_kernel)
+  uint32_t* hist;          // ns x kHistWords histogram words, then ns block counters (select_kernel), then redo
+  uint32_t* redo;          // ns x kMaxStripLayers words: the (strip, low) pairs strip_count_listed_kernel left to
+                           // strip_count_redo_kernel (hist's region: the codes kernel clears both)
   int layers;              // label planes: lows labelled per batch
   size_t planes;           // strip mode: byte planes of component maxima that lab and mx hold
 };
@@ -84,7 +88,8 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   uint8_t* sm = take(n * 4);
   uint8_t* lab = take(size_t(layers) * n * 4);
   uint8_t* mx = take(size_t(layers) * n * 4);
-  uint8_t* hist = take(size_t(strip_count(width)) * (2 * (kMaxThreshold + 2) + 1 + 32) * 4);  // 32: kMaxStripLayers
+  const size_t ns = size_t(strip_count(width));
+  uint8_t* hist = take(ns * (kHistWords + 1 + kMaxStripLayers) * 4);
   if (ws) {
     ws->max2 = reinterpret_cast<uint32_t*>(max2);
     ws->mk = reinterpret_cast<float*>(mk);
@@ -94,6 +99,7 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
     ws->lab = reinterpret_cast<uint32_t*>(lab);
     ws->mx = reinterpret_cast<uint32_t*>(mx);
     ws->hist = reinterpret_cast<uint32_t*>(hist);
+    ws->redo = ws->hist + ns * (kHistWords + 1);
     ws->layers = layers;
     ws->planes = (align256(size_t(layers) * n * 4) + size_t(layers) * n * 4) / n;  // lab, then mx
   }
@@ -375,8 +381,7 @@ __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __res
 // interleaving gives the same partition. Layers: the lows of a batch, one label plane each in the tile path
 // (blockIdx.z); strip mode's counting kernels take up to kMaxStripLayers lows in one launch (blockIdx.y), one
 // plane of cmax each (a larger kernel parameter: CUDA 12.1 and later take up to 32 KB).
-constexpr int kMaxLayers = 8;
-constexpr int kMaxStripLayers = 32;
+constexpr int kMaxLayers = 8;  // kMaxStripLayers: with the workspace
 
 template <int N>
 struct LayersOf {
@@ -1457,7 +1462,6 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
 // x0 = r * rcols; its rows are split over gridDim.y blocks, which add their shared-memory counts to the
 // region's global counts (hist: per region 2 x (kMaxThreshold + 2) words, zero on entry); the last block of
 // the region (counter done[r]) picks the pair. Writes pairs[r], or every one of the ns entries when `all`.
-constexpr int kHistWords = 2 * (kMaxThreshold + 2);
 
 __global__ void __launch_bounds__(kSelectThreads)
 select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W, int H, int rcols, int nc,
@@ -1761,7 +1765,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
-  const int hist_words = (strips ? ns : 1) * (kHistWords + 1 + (strips ? kMaxStripLayers : 0));
+  const int hist_words = strips ? ns * (kHistWords + 1 + kMaxStripLayers) : kHistWords + 1;
   if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q,
                                             block_strips || cluster_strips ? ws.sm : nullptr, hist_words, ws, stream))
     return e;
@@ -1844,14 +1848,13 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         const dim3 count_grid(unsigned(ns), unsigned(ls.n));
         if (listed) {
           const int cap = hook > 0 && hook < listed_cap ? int(hook) : listed_cap;
-          uint32_t* redo = ws.hist + size_t(ns) * (kHistWords + 1);
           strip_count_listed_kernel<<<count_grid, kStripThreads,
                                       codes_bytes + size_t(kStripWarps) * listed_cap * sizeof(uint32_t), stream>>>(
-              p, ls, ws.sm, cmax, cap, redo);
+              p, ls, ws.sm, cmax, cap, ws.redo);
           GPUEC_CUDA_CHECK_LAUNCH();
           const int list = strip_list_cap(H, room.count_room);
           strip_count_redo_kernel<<<std::min(room.sms, ns * ls.n), kStripThreads, bytes + strip_list_bytes(list),
-                                    stream>>>(p, ls, ws.sm, cmax, list, redo);
+                                    stream>>>(p, ls, ws.sm, cmax, list, ws.redo);
         } else {
           const int list = strip_list_cap(H, bytes <= room.count_pair_room ? room.count_pair_room : room.count_room);
           strip_count_kernel<<<count_grid, kStripThreads, bytes + strip_list_bytes(list), stream>>>(p, ls, ws.sm,
