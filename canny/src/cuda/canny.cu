@@ -19,6 +19,7 @@
 #include "gpu/backend.h"
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device/pdl.cuh"
 
 namespace canny {
 namespace {
@@ -37,6 +38,17 @@ bool valid_size(int width, int height) {
          int64_t(width) * height <= kMaxPixels;
 }
 
+// ---- launches ---------------------------------------------------------------------------------------------
+// Every kernel of a call after the first (front_kernel, behind the memset of max2) is launched with programmatic
+// dependent launch (gpu::launch_pdl): its blocks may be scheduled while the kernel before it ends. Every kernel
+// starts with after_previous(), before any access to global memory other than its source image: it waits there
+// until the kernel before it has finished and its writes are visible (that kernel waited for the one before it, and
+// so on: each kernel sees every earlier one done), then lets the next kernel's blocks launch.
+__device__ __forceinline__ void after_previous() {
+  gpu::pdl_wait();
+  gpu::pdl_trigger();
+}
+
 // ---- workspace --------------------------------------------------------------------------------------------
 
 constexpr int kMaxStripLayers = 32;                 // strip mode's lows in one launch of the counting kernels
@@ -53,12 +65,16 @@ struct Workspace {
   uint32_t* mx;            // layers x W x H, maxA of the roots
   uint32_t* hist;          // ns x kHistWords histogram words, then ns block counters (select_kernel), then redo
   uint32_t* redo;          // ns x kMaxStripLayers words: the (strip, low) pairs strip_count_listed_kernel left to
-                           // strip_count_redo_kernel (hist's region: the codes kernel clears both)
+                           // strip_count_redo_kernel, then a word set when any is (hist's region, hist_words: the
+                           // codes kernel clears it all)
   int layers;              // label planes: lows labelled per batch
   size_t planes;           // strip mode: byte planes of component maxima that lab and mx hold
 };
 
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
+
+// The words of hist's region for ns strips: histograms, block counters, redo marks and the word after them.
+size_t hist_words(size_t ns) { return ns * (kHistWords + 1 + kMaxStripLayers) + 1; }
 
 // Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
 // the workspace stays within 64 bytes per pixel up to 1080p and about 46 bytes per pixel up to 4096 x 4096 (for
@@ -89,7 +105,7 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   uint8_t* lab = take(size_t(layers) * n * 4);
   uint8_t* mx = take(size_t(layers) * n * 4);
   const size_t ns = size_t(strip_count(width));
-  uint8_t* hist = take(ns * (kHistWords + 1 + kMaxStripLayers) * 4);
+  uint8_t* hist = take(hist_words(ns) * 4);
   if (ws) {
     ws->max2 = reinterpret_cast<uint32_t*>(max2);
     ws->mk = reinterpret_cast<float*>(mk);
@@ -304,6 +320,7 @@ template <int R>
 __global__ void __launch_bounds__(kTileX * kTileY)
 front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps, float* __restrict__ mk,
              uint32_t* max2) {
+  after_previous();
   __shared__ FrontSmem<R> sm;
   const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kFrontRows;
   const bool inside = x0 - 2 - R >= 0 && y0 - 2 - R >= 0 && x0 + kTileX + 1 + R <= W - 1 &&
@@ -323,6 +340,7 @@ template <int kV>
 __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __restrict__ max2, int W, int H,
                              float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
                              uint32_t* __restrict__ sm_zero, uint32_t* __restrict__ zero, int zero_words) {
+  after_previous();
   static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
   __shared__ float t[kMaxThreshold + 1];
   const int tid = threadIdx.y * kTileX + threadIdx.x;
@@ -578,6 +596,7 @@ __device__ __forceinline__ void for_tile_roots(const CclParams& p, const uint32_
 // roots receive folds and a root never folds. The read of the root's maximum before the atomic may be stale
 // (another fold in flight): maxima only grow, so that costs at most an atomic that changes nothing.
 __global__ void ccl_max_roots_kernel(CclParams p, const uint32_t* __restrict__ roots, int ns) {
+  after_previous();
   const size_t n = size_t(p.width) * p.height;
   uint32_t* lab = p.lab + size_t(blockIdx.z) * n;
   uint32_t* mx = p.mx + size_t(blockIdx.z) * n;
@@ -594,6 +613,7 @@ __global__ void ccl_max_roots_kernel(CclParams p, const uint32_t* __restrict__ r
 // Pass 4: every tile root that is not a root takes its root's maximum (final after pass 3). Any other pixel of S
 // keeps its tile root as parent, so the maximum of p's component is mx[lab[p]] for every pixel p of S.
 __global__ void ccl_resolve_roots_kernel(CclParams p, const uint32_t* __restrict__ roots, int ns) {
+  after_previous();
   const size_t n = size_t(p.width) * p.height;
   const uint32_t* lab = p.lab + size_t(blockIdx.z) * n;
   uint32_t* mx = p.mx + size_t(blockIdx.z) * n;
@@ -614,6 +634,7 @@ __device__ __forceinline__ uint32_t comp_max(const uint32_t* lab, const uint32_t
 // address at a time) is paid once for all of them.
 __global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate,
                                                                    int rows) {
+  after_previous();
   __shared__ uint16_t f[kMaxLayers][kMaxThreshold + 1];  // dynamic indexing: from the parameter to shared
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   const int nl = p.layers.n;
@@ -901,6 +922,21 @@ __device__ __forceinline__ uint32_t run_above(uint32_t m, uint32_t above, uint32
   return above & up_to & from;
 }
 
+// The merges of a run with the runs above it (strip_label and the listed kernel, in their row loops and at their
+// chunks' first rows): `more` holds, at the lane of a run's first pixel, a bit for each run above to join (the
+// first bit of that run in the row above, whose label `up` holds at that column); that lane merges the run's label
+// `own` with each of them, a bit a step, while the warp walks the lanes' bits together.
+template <class Lab>
+__device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, uint32_t up, uint32_t own) {
+  while (__any_sync(0xffffffffu, more)) {
+    const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
+    if (more) {
+      if (other != own) merge(L, other, own);
+      more &= more - 1u;
+    }
+  }
+}
+
 template <class Lab>
 __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
@@ -958,14 +994,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
     uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
     if (__any_sync(0xffffffffu, more)) {
       __syncwarp();  // the labels of the rows above before any merge reads them
-      const SharedLabels own{lab, base};  // labels of this chunk only: this block's memory
-      do {
-        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
-        if (more) {
-          if (other != node) merge(own, other, node);
-          more &= more - 1u;
-        }
-      } while (__any_sync(0xffffffffu, more));
+      merge_runs_above(SharedLabels{lab, base}, more, up, node);  // labels of this chunk only: this block's memory
     }
     // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
     // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
@@ -992,13 +1021,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
       const uint32_t a = run_above(m, above, at_or_below, &s);
       uint32_t more = in && lane == s ? a & ~(a << 1) : 0u;  // the first pixel of each run above
       const uint32_t own = more ? lab[li - base] : 0u;       // the run's label (its first pixel's word)
-      while (__any_sync(0xffffffffu, more)) {
-        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
-        if (more) {
-          merge(L, own, other);
-          more &= more - 1u;
-        }
-      }
+      merge_runs_above(L, more, up, own);
     }
   }
   L.sync();
@@ -1057,19 +1080,23 @@ __device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers
 }
 __global__ void __launch_bounds__(kStripThreads)
 strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap) {
+  after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   count_pair(p, ls, sm, cmax, cap, int(blockIdx.x), int(blockIdx.y), strip_lab, f);
 }
 
 // The pairs strip_count_listed_kernel left (redo[strip * kMaxStripLayers + layer] set): block b takes the b-th of all
-// pairs and every gridDim.x-th after it, and labels the marked ones as strip_count_kernel does.
+// pairs and every gridDim.x-th after it, and labels the marked ones as strip_count_kernel does. When none is marked
+// (the word after the marks is 0: most calls) every block leaves at once.
 __global__ void __launch_bounds__(kStripThreads)
 strip_count_redo_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap,
                         const uint32_t* __restrict__ redo) {
+  after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int ns = (p.width + kStripWidth - 1) / kStripWidth;
+  if (!redo[ns * kMaxStripLayers]) return;
   for (int idx = int(blockIdx.x); idx < ns * ls.n; idx += int(gridDim.x)) {
     const int strip = idx / ls.n, l = idx % ls.n;
     if (!redo[strip * kMaxStripLayers + l]) continue;  // block-uniform
@@ -1109,6 +1136,7 @@ constexpr uint32_t kNoLabel = 0xffffu;
 __global__ void __launch_bounds__(kStripThreads, 2)
 strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap,
                           uint32_t* __restrict__ redo) {
+  after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   __shared__ uint16_t last[kStripWarps][kStripWidth];  // each warp's last row: its labels, kNoLabel outside S
@@ -1152,18 +1180,15 @@ strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __
     uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
     if (__any_sync(0xffffffffu, more)) {
       __syncwarp();
-      do {
-        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
-        if (more) {
-          if (other != node) merge(L, other, node);
-          more &= more - 1u;
-        }
-      } while (__any_sync(0xffffffffu, more));
+      merge_runs_above(L, more, up, node);
     }
   }
   // A chunk with more pixels of S than its list holds: the pair is left to strip_count_kernel (redo), before any count.
   if (__syncthreads_or(overflow)) {
-    if (threadIdx.x == 0) redo[blockIdx.x * kMaxStripLayers + l] = 1u;
+    if (threadIdx.x == 0) {
+      redo[blockIdx.x * kMaxStripLayers + l] = 1u;
+      redo[gridDim.x * kMaxStripLayers] = 1u;  // any pair marked (gridDim.x: the strips)
+    }
     return;
   }
   last[warp][lane] = uint16_t((pm >> lane) & 1u ? prev : kNoLabel);
@@ -1181,13 +1206,7 @@ strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __
       const uint32_t a = run_above(m, above, at_or_below, &s);
       uint32_t more = in && lane == s ? a & ~(a << 1) : 0u;
       const uint32_t own = wbase + __popc(m & below);  // the run's first pixel's entry (the run started a label there)
-      while (__any_sync(0xffffffffu, more)) {
-        const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
-        if (more) {
-          merge(L, own, other);
-          more &= more - 1u;
-        }
-      }
+      merge_runs_above(L, more, up, own);
     }
   }
   __syncthreads();
@@ -1217,6 +1236,7 @@ strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __
 __global__ void __launch_bounds__(kStripThreads, 2)
 strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int block_rows,
                            uint32_t magic, int cap) {
+  after_previous();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
@@ -1247,6 +1267,7 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* _
 // its low and its warps list their pixels of S, as in the counting kernels (cap: strip_list_cap).
 __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclParams p, int tile_rows,
                                                                         uint32_t* __restrict__ roots, int cap) {
+  after_previous();
   extern __shared__ uint32_t strip_lab[];
   const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
   const int r0 = blockIdx.y * tile_rows, rows = min(tile_rows, H - r0);
@@ -1293,6 +1314,7 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
 constexpr int kStripBorderThreads = 256;
 constexpr uint32_t kNoParent = 0xffffffffu;
 __global__ void __launch_bounds__(kStripBorderThreads) ccl_strip_border_kernel(CclParams p, int tile_rows) {
+  after_previous();
   const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
   const int chunks = (tile_rows + kStripBorderThreads - 1) / kStripBorderThreads;
   const int r0 = int(blockIdx.y) / chunks * tile_rows, rows = min(tile_rows, H - r0);
@@ -1339,6 +1361,7 @@ __global__ void __launch_bounds__(kStripThreads)
 strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
                    int fb_low, int fb_high, Bins bins, LowSlots slots, const uint8_t* __restrict__ cmax,
                    ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch, int cap) {
+  after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
@@ -1411,6 +1434,7 @@ template <int kV>
 __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
                                    const ThresholdPair* __restrict__ pairs, LowSlots slots,
                                    const uint8_t* __restrict__ cmax, uint8_t* __restrict__ edges, int edges_pitch) {
+  after_previous();
   static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
   const int x = (blockIdx.x * kTileX + threadIdx.x) * kV, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= W || y >= H) return;
@@ -1441,6 +1465,7 @@ __global__ void strip_edges_kernel(const uint16_t* __restrict__ q, int W, int H,
 // thread takes kV pixels of a row, as strip_edges_kernel (one strip, so one pair).
 template <int kV>
 __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int edges_pitch) {
+  after_previous();
   static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
   const int x = (blockIdx.x * kTileX + threadIdx.x) * kV, y = blockIdx.y * kTileY + threadIdx.y;
   if (x >= p.width || y >= p.height) return;
@@ -1467,6 +1492,7 @@ __global__ void __launch_bounds__(kSelectThreads)
 select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W, int H, int rcols, int nc,
               int nx, int fb_low, int fb_high, Bins bins, ThresholdPair* pairs, int ns, int all, uint32_t* hist,
               uint32_t* done) {
+  after_previous();
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
   __shared__ uint8_t bin_s[kHalfSteps + 1];
@@ -1511,6 +1537,7 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
 }
 
 __global__ void fill_pairs_kernel(ThresholdPair* pairs, int ns, ThresholdPair p) {
+  after_previous();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < ns) pairs[i] = p;
 }
@@ -1536,12 +1563,12 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
   kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
   if (quad_rows(W, g_pitch, g, 16)) {
-    codes_kernel<4><<<quad_grid(W, H), block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero, ws.hist,
-                                                           zero_words);
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, codes_kernel<4>, ws.mk, ws.max2, W, H, g,
+                                     g_pitch, q, sm_zero, ws.hist, zero_words));
   } else {
-    codes_kernel<1><<<grid, block, 0, stream>>>(ws.mk, ws.max2, W, H, g, g_pitch, q, sm_zero, ws.hist, zero_words);
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({grid, block, 0, stream}, codes_kernel<1>, ws.mk, ws.max2, W, H, g, g_pitch, q,
+                                     sm_zero, ws.hist, zero_words));
   }
-  GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
 
@@ -1668,18 +1695,15 @@ gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint
   const int rows = (p.height + parts - 1) / parts;
   const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
   const int list = strip_list_cap(rows, room.tile_room);
-  ccl_strip_local_kernel<<<tiles, kStripThreads, strip_rows_bytes(rows) + strip_list_bytes(list), stream>>>(
-      p, rows, roots, list);
-  GPUEC_CUDA_CHECK_LAUNCH();
+  GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, strip_rows_bytes(rows) + strip_list_bytes(list), stream},
+                                   ccl_strip_local_kernel, p, rows, roots, list));
   const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
-  ccl_strip_border_kernel<<<dim3(unsigned(ns), unsigned(parts * chunks), unsigned(nl)), kStripBorderThreads, 0,
-                            stream>>>(p, rows);
-  GPUEC_CUDA_CHECK_LAUNCH();
+  GPUEC_CUDA_CHECK(
+      gpu::launch_pdl({dim3(unsigned(ns), unsigned(parts * chunks), unsigned(nl)), kStripBorderThreads, 0, stream},
+                      ccl_strip_border_kernel, p, rows));
   const dim3 words{unsigned((size_t(ns) * size_t(p.height) + 255) / 256), 1, unsigned(nl)};
-  ccl_max_roots_kernel<<<words, 256, 0, stream>>>(p, roots, ns);
-  GPUEC_CUDA_CHECK_LAUNCH();
-  ccl_resolve_roots_kernel<<<words, 256, 0, stream>>>(p, roots, ns);
-  GPUEC_CUDA_CHECK_LAUNCH();
+  GPUEC_CUDA_CHECK(gpu::launch_pdl({words, 256, 0, stream}, ccl_max_roots_kernel, p, roots, ns));
+  GPUEC_CUDA_CHECK(gpu::launch_pdl({words, 256, 0, stream}, ccl_resolve_roots_kernel, p, roots, ns));
   return {};
 }
 
@@ -1765,9 +1789,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
-  const int hist_words = strips ? ns * (kHistWords + 1 + kMaxStripLayers) : kHistWords + 1;
+  const int zero_words = strips ? int(hist_words(size_t(ns))) : kHistWords + 1;
   if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q,
-                                            block_strips || cluster_strips ? ws.sm : nullptr, hist_words, ws, stream))
+                                            block_strips || cluster_strips ? ws.sm : nullptr, zero_words, ws, stream))
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
@@ -1785,8 +1809,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
 
   if (mode == ThresholdMode::kFixed) {
     const ThresholdPair f{options.fixed.low, options.fixed.high, 1};
-    fill_pairs_kernel<<<(ns + 255) / 256, 256, 0, stream>>>(pairs, ns, f);
-    GPUEC_CUDA_CHECK_LAUNCH();
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({(ns + 255) / 256, 256, 0, stream}, fill_pairs_kernel, pairs, ns, f));
   } else {
     Bins bins;
     make_bins(options.candidates, nc, &bins);
@@ -1848,35 +1871,24 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         const dim3 count_grid(unsigned(ns), unsigned(ls.n));
         if (listed) {
           const int cap = hook > 0 && hook < listed_cap ? int(hook) : listed_cap;
-          strip_count_listed_kernel<<<count_grid, kStripThreads,
-                                      codes_bytes + size_t(kStripWarps) * listed_cap * sizeof(uint32_t), stream>>>(
-              p, ls, ws.sm, cmax, cap, ws.redo);
-          GPUEC_CUDA_CHECK_LAUNCH();
+          GPUEC_CUDA_CHECK(gpu::launch_pdl(
+              {count_grid, kStripThreads, codes_bytes + size_t(kStripWarps) * listed_cap * sizeof(uint32_t), stream},
+              strip_count_listed_kernel, p, ls, ws.sm, cmax, cap, ws.redo));
           const int list = strip_list_cap(H, room.count_room);
-          strip_count_redo_kernel<<<std::min(room.sms, ns * ls.n), kStripThreads, bytes + strip_list_bytes(list),
-                                    stream>>>(p, ls, ws.sm, cmax, list, ws.redo);
+          GPUEC_CUDA_CHECK(
+              gpu::launch_pdl({std::min(room.sms, ns * ls.n), kStripThreads, bytes + strip_list_bytes(list), stream},
+                              strip_count_redo_kernel, p, ls, ws.sm, cmax, list, ws.redo));
         } else {
           const int list = strip_list_cap(H, bytes <= room.count_pair_room ? room.count_pair_room : room.count_room);
-          strip_count_kernel<<<count_grid, kStripThreads, bytes + strip_list_bytes(list), stream>>>(p, ls, ws.sm,
-                                                                                                   cmax, list);
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({count_grid, kStripThreads, bytes + strip_list_bytes(list), stream},
+                                           strip_count_kernel, p, ls, ws.sm, cmax, list));
         }
-        GPUEC_CUDA_CHECK_LAUNCH();
       } else if (cluster_strips) {
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(unsigned(ns * K), unsigned(ls.n));
-        cfg.blockDim = dim3(kStripThreads);
         const int list = strip_list_cap(R, room.cluster_room);
-        cfg.dynamicSmemBytes = strip_rows_bytes(R) + strip_list_bytes(list);
-        cfg.stream = stream;
-        cudaLaunchAttribute attr{};
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = unsigned(K);
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        GPUEC_CUDA_CHECK(cudaLaunchKernelEx(&cfg, strip_count_cluster_kernel, p, ls, ws.sm, cmax, R,
-                                            cluster_magic(uint32_t(kStripWidth * R)), list));
+        GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns * K), unsigned(ls.n)), kStripThreads,
+                                          strip_rows_bytes(R) + strip_list_bytes(list), stream, unsigned(K)},
+                                         strip_count_cluster_kernel, p, ls, ws.sm, cmax, R,
+                                         cluster_magic(uint32_t(kStripWidth * R)), list));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
@@ -1885,16 +1897,15 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                int64_t(W + kTileX - 1) / kTileX * ((H + 2 * count_rows - 1) / (2 * count_rows)) >= 1024)
           count_rows *= 2;
         const dim3 count_grid((W + kTileX - 1) / kTileX, (H + count_rows - 1) / count_rows);
-        ccl_count_kernel<<<count_grid, block, 0, stream>>>(p, ws.sm, batch > 0, count_rows);
-        GPUEC_CUDA_CHECK_LAUNCH();
+        GPUEC_CUDA_CHECK(
+            gpu::launch_pdl({count_grid, block, 0, stream}, ccl_count_kernel, p, ws.sm, batch > 0, count_rows));
       }
       ++batch;
     }
     if (final_smem) {  // a pair's low may need labelling again: one block a strip does it all
-      strip_final_kernel<<<ns, kStripThreads, final_smem, stream>>>(p, ws.g, ws.sm, nc, nx, fb_low, fb_high, bins,
-                                                                     slots, cmax, pairs, edges, edges_pitch,
-                                                                     strip_list_cap(H, final_smem));
-      GPUEC_CUDA_CHECK_LAUNCH();
+      GPUEC_CUDA_CHECK(gpu::launch_pdl({ns, kStripThreads, final_smem, stream}, strip_final_kernel, p, ws.g, ws.sm, nc,
+                                       nx, fb_low, fb_high, bins, slots, cmax, pairs, edges, edges_pitch,
+                                       strip_list_cap(H, final_smem)));
       return {};
     }
     // Rows of a region split over blocks of about kSelectPixels pixels each.
@@ -1903,18 +1914,17 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
-    select_kernel<<<dim3(nregions, splits), kSelectThreads, 0, stream>>>(
-        ws.g, ws.sm, W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
-        ws.hist + size_t(nregions) * kHistWords);
-    GPUEC_CUDA_CHECK_LAUNCH();
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.g, ws.sm, W,
+                                     H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
+                                     ws.hist + size_t(nregions) * kHistWords));
     if (block_strips || cluster_strips) {  // every pair's low has its maxima in cmax (or equals the high)
       if (quad_rows(W, edges_pitch, edges, 4)) {
-        strip_edges_kernel<4>
-            <<<quad_grid(W, H), block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
+        GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, strip_edges_kernel<4>, ws.q, W, H, pairs,
+                                         slots, cmax, edges, edges_pitch));
       } else {
-        strip_edges_kernel<1><<<grid, block, 0, stream>>>(ws.q, W, H, pairs, slots, cmax, edges, edges_pitch);
+        GPUEC_CUDA_CHECK(gpu::launch_pdl({grid, block, 0, stream}, strip_edges_kernel<1>, ws.q, W, H, pairs, slots,
+                                         cmax, edges, edges_pitch));
       }
-      GPUEC_CUDA_CHECK_LAUNCH();
       return {};
     }
   }
@@ -1928,11 +1938,10 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   if (relabel)
     if (const gpu::CudaError e = run_ccl(p, 1, room, roots, stream)) return e;
   if (quad_rows(W, edges_pitch, edges, 4)) {
-    ccl_output_kernel<4><<<quad_grid(W, H), block, 0, stream>>>(p, edges, edges_pitch);
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, ccl_output_kernel<4>, p, edges, edges_pitch));
   } else {
-    ccl_output_kernel<1><<<grid, block, 0, stream>>>(p, edges, edges_pitch);
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({grid, block, 0, stream}, ccl_output_kernel<1>, p, edges, edges_pitch));
   }
-  GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
 

@@ -1,6 +1,7 @@
 // gpu/device/pdl.cuh: programmatic dependent launch (sm_90) for CUDA sources of the project: a kernel launched with
 // launch_pdl() may start while the kernel before it in the stream still runs; it calls pdl_wait() before it
-// reads that kernel's output. Used by the CAVLCU kernels (cavlc/src/cuda) and the stage's copy kernel.
+// reads that kernel's output. Used by the CAVLCU kernels (cavlc/src/cuda), the stage's copy kernel and every
+// kernel of a GUD-Canny call (canny/src/cuda/canny.cu).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,20 +24,43 @@ __device__ __forceinline__ void pdl_trigger() {
 #endif
 }
 
+// A launch's shape: grid, block, dynamic shared memory, stream and, where cluster > 0, clusters of `cluster`
+// blocks along x.
+struct LaunchShape {
+  dim3 grid, block;
+  size_t smem = 0;
+  cudaStream_t stream = nullptr;
+  unsigned cluster = 0;
+};
+
+// Launches kernel<<<s.grid, s.block, s.smem, s.stream>>>(args...) allowed to overlap the end of the kernel before it.
+template <class... Params, class... Args>
+inline cudaError_t launch_pdl(const LaunchShape& s, void (*kernel)(Params...), Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = s.grid;
+  cfg.blockDim = s.block;
+  cfg.dynamicSmemBytes = s.smem;
+  cfg.stream = s.stream;
+  cudaLaunchAttribute attr[2]{};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  if (s.cluster > 0) {
+    attr[1].id = cudaLaunchAttributeClusterDimension;
+    attr[1].val.clusterDim.x = s.cluster;
+    attr[1].val.clusterDim.y = 1;
+    attr[1].val.clusterDim.z = 1;
+    cfg.numAttrs = 2;
+  }
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
 // Launches kernel<<<grid, block, 0, stream>>>(args...) allowed to overlap the end of the kernel before it.
 template <class... Params, class... Args>
 inline cudaError_t launch_pdl(void (*kernel)(Params...), unsigned grid, unsigned block, cudaStream_t stream,
                               Args&&... args) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(block);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+  return launch_pdl(LaunchShape{dim3(grid), dim3(block), 0, stream}, kernel, std::forward<Args>(args)...);
 }
 
 }  // namespace gpu
