@@ -938,6 +938,81 @@ __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, ui
   }
 }
 
+// A chunk's rows [y0, y1) in turn (the row loop of strip_label and of the listed kernel; codes: the chunk's first
+// row's code at this lane's column, a row every kStripWidth bytes), over two kinds of label storage, `rows`:
+//   rows.room(m): the row of mask m fits (the lists: else the loop stops, returning false);
+//   rows.start(y, s, m): the label a run of row y starting at column s starts (no run above it);
+//   rows.put(in, y, m, node): the row's labels stored (node: this lane's run's label where in);
+//   rows.labels(): the labels the junctions merge (the chunk's own).
+// On return *pm is the mask of S of the last row read and *prev this lane's label there (where *pm has its bit).
+template <class Rows>
+__device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int y0, int y1, int lane, uint32_t* pm,
+                                           uint32_t* prev) {
+  const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
+  *pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
+  *prev = 0;  // the label of (lane, y - 1) where pm has the lane's bit (a run's label at each of its pixels)
+  for (int y = y0; y < y1; ++y, codes += kStripWidth) {
+    const bool in = in_code(*codes);
+    const uint32_t m = __ballot_sync(0xffffffffu, in);
+    const uint32_t above = *pm;
+    *pm = m;
+    if (m == 0) continue;  // no pixel of S in this row (warp-uniform): nothing to label or merge
+    if (!rows.room(m)) return false;
+    int s;
+    const uint32_t a = run_above(m, above, at_or_below, &s);
+    // The run takes the label of the first run above it (prev is constant along a run), or starts a label at its
+    // first pixel when there is none.
+    const uint32_t up = *prev;
+    const uint32_t first = __shfl_sync(0xffffffffu, up, (__ffs(a) - 1) & 31);
+    const uint32_t node = a ? first : rows.start(y, s, m);
+    rows.put(in, y, m, node);
+    *prev = node;
+    // Every other run above joins it: the run's first lane merges their labels (the first bit of each run of a
+    // but the first run's). Rare: a row without them costs a vote.
+    const uint32_t starts = a & ~(a << 1);
+    const uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
+    if (__any_sync(0xffffffffu, more)) {
+      __syncwarp();  // the labels of the rows above before any merge reads them
+      merge_runs_above(rows.labels(), more, up, node);
+    }
+    // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
+    // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
+    // lock-free scheme allows; what reads the labels next comes after a barrier.
+  }
+  return true;
+}
+
+// strip_label's storage for label_rows: a word a pixel (lab: the block's rows, labels base ..), the chunk's masks
+// (for_chunk_pixels) and, with cap > 0, the list of the chunk's pixels of S in row order (n counts them; those past
+// cap are not written).
+struct PixelRows {
+  uint32_t* lab;
+  uint32_t base;
+  int r0, y0, lane;
+  uint32_t below;  // the lane's bits below it
+  uint16_t* list;
+  int cap, n;
+  StripChunk* ch;
+  __device__ __forceinline__ bool room(uint32_t) const { return true; }
+  __device__ __forceinline__ uint32_t start(int y, int s, uint32_t) const { return uint32_t(y * kStripWidth + s); }
+  __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
+    if (lane == ((y - y0) & 31)) {
+      if (y - y0 < 32)
+        ch->m[0] = m;
+      else
+        ch->m[1] = m;
+    }
+    const int k = (y - r0) * kStripWidth + lane;
+    if (in) lab[k] = node;
+    if (cap > 0) {
+      const int at = n + __popc(m & below);
+      if (in && at < cap) list[at] = uint16_t(k);
+      n += __popc(m);
+    }
+  }
+  __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
+};
+
 template <class Lab>
 __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
@@ -955,55 +1030,12 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
   }
   __syncwarp();
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
-  // The list of the chunk's pixels of S, in row order (c.cap > 0): n counts them, those past cap are not written.
-  const bool listing = c.cap > 0;
-  const uint32_t below = at_or_below >> 1;
-  int n = 0;
-  uint32_t pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
-  uint32_t prev = 0;  // the label of (lane, y - 1) where pm has the lane's bit (a run's label at each of its pixels)
-  uint32_t* row_lab = lab + (size_t(y0 - c.r0) * kStripWidth + lane);
-  const uint8_t* row_code = codes + (size_t(y0 - c.r0) * kStripWidth + lane);
-  for (int y = y0; y < y1; ++y, row_lab += kStripWidth, row_code += kStripWidth) {
-    const bool in = in_code(*row_code);
-    const uint32_t m = __ballot_sync(0xffffffffu, in);
-    const uint32_t above = pm;
-    pm = m;
-    if (m == 0) continue;  // no pixel of S in this row (warp-uniform): nothing to label or merge
-    if (lane == ((y - y0) & 31)) {
-      if (y - y0 < 32)
-        ch.m[0] = m;
-      else
-        ch.m[1] = m;
-    }
-    int s;
-    const uint32_t a = run_above(m, above, at_or_below, &s);
-    // The run takes the label of the first run above it (prev is constant along a run), or starts a label at its
-    // first pixel when there is none.
-    const uint32_t up = prev;
-    const uint32_t first = __shfl_sync(0xffffffffu, up, (__ffs(a) - 1) & 31);
-    const uint32_t node = a ? first : uint32_t(y * kStripWidth + s);
-    if (in) *row_lab = node;
-    prev = node;
-    if (listing) {
-      const int at = n + __popc(m & below);
-      if (in && at < c.cap) c.list[at] = uint16_t((y - c.r0) * kStripWidth + lane);
-      n += __popc(m);
-    }
-    // Every other run above joins it: the run's first lane merges their labels (the first bit of each run of a
-    // but the first run's). Rare: a row without them costs a vote.
-    const uint32_t starts = a & ~(a << 1);
-    uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
-    if (__any_sync(0xffffffffu, more)) {
-      __syncwarp();  // the labels of the rows above before any merge reads them
-      merge_runs_above(SharedLabels{lab, base}, more, up, node);  // labels of this chunk only: this block's memory
-    }
-    // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
-    // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
-    // lock-free scheme allows; the chunk-top merge and the fold come after L.sync().
-  }
-  if (listing && n <= c.cap) {
+  PixelRows rows{lab, base, c.r0, y0, lane, at_or_below >> 1, c.list, c.cap, 0, &ch};
+  uint32_t pm, prev;
+  label_rows(rows, codes + (size_t(y0 - c.r0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
+  if (c.cap > 0 && rows.n <= c.cap) {
     ch.list = c.list;
-    ch.n = n;
+    ch.n = rows.n;
   }
   L.sync();
   // The chunk's first row against the row above (in the block above for a cluster block's first chunk; not above a
@@ -1134,6 +1166,24 @@ struct ListLabels {
 
 constexpr uint32_t kNoLabel = 0xffffu;
 
+// The listed kernel's storage for label_rows: the warp's list from entry wbase on, an entry a pixel of S in row order
+// (n so far, at most cap), word << 16 | k (k the pixel's local index), a run's label its first pixel's entry.
+struct ListRows {
+  uint32_t* e;
+  ListLabels L;
+  uint32_t wbase, cap, below, n;
+  int lane;
+  __device__ __forceinline__ bool room(uint32_t m) const { return n + __popc(m) <= cap; }
+  __device__ __forceinline__ uint32_t start(int, int s, uint32_t m) const {
+    return wbase + n + __popc(m & ~(0xffffffffu << s));
+  }
+  __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
+    if (in) e[wbase + n + __popc(m & below)] = node << 16 | uint32_t(y * kStripWidth + lane);
+    n += __popc(m);
+  }
+  __device__ __forceinline__ const ListLabels& labels() const { return L; }
+};
+
 __global__ void __launch_bounds__(kStripThreads, 2)
 strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap,
                           uint32_t* __restrict__ redo) {
@@ -1155,35 +1205,10 @@ strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __
   const int y0 = warp * per, y1 = min(H, y0 + per);
   const uint32_t wbase = uint32_t(warp * cap);
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
-  int n = 0;
-  uint32_t pm = 0, prev = 0;
-  bool overflow = false;
-  for (int y = y0; y < y1; ++y) {
-    const int k = y * kStripWidth + lane;
-    const bool in = in_code(codes[k]);
-    const uint32_t m = __ballot_sync(0xffffffffu, in);
-    const uint32_t above = pm;
-    pm = m;
-    if (m == 0) continue;
-    if (n + __popc(m) > cap) {
-      overflow = true;
-      break;
-    }
-    int s;
-    const uint32_t a = run_above(m, above, at_or_below, &s);
-    const uint32_t up = prev;
-    const uint32_t first = __shfl_sync(0xffffffffu, up, (__ffs(a) - 1) & 31);
-    const uint32_t node = a ? first : wbase + uint32_t(n) + __popc(m & ~(0xffffffffu << s));
-    if (in) e[wbase + n + __popc(m & below)] = node << 16 | uint32_t(k);
-    prev = node;
-    n += __popc(m);
-    const uint32_t starts = a & ~(a << 1);
-    uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
-    if (__any_sync(0xffffffffu, more)) {
-      __syncwarp();
-      merge_runs_above(L, more, up, node);
-    }
-  }
+  ListRows rows{e, L, wbase, uint32_t(cap), below, 0, lane};
+  uint32_t pm, prev;
+  const bool overflow = !label_rows(rows, codes + (size_t(y0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
+  const int n = int(rows.n);
   // A chunk with more pixels of S than its list holds: the pair is left to strip_count_kernel (redo), before any count.
   if (__syncthreads_or(overflow)) {
     if (threadIdx.x == 0) {
