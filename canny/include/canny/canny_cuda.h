@@ -51,7 +51,10 @@
 //     strip_count(width) entries. Same outputs as detect_edges_ref.
 //   - workspace: at least detect_edges_cuda_workspace_bytes(width, height) bytes, 256-byte aligned
 //     (cudaMalloc), any contents (the call clears what it needs). Scratch for this call only.
-//   - Asynchronous: enqueued on `stream`; no allocation; no synchronization.
+//   - Asynchronous: enqueued on `stream`; no allocation; no synchronization. Its kernels after the first are
+//     launched with programmatic dependent launch (each may start while the one before it ends, and waits for it
+//     before touching memory), so work the caller enqueues on `stream` after the call still starts after all of
+//     them (an ordinary launch, copy or event waits for every kernel before it).
 //   - Errors are values: cudaErrorInvalidValue (this library's file and line) where detect_edges_ref
 //     returns a Status < 0 (null pointers, sizes, pitches, sigma, mode, candidates, fixed pair) and for
 //     a short or misaligned workspace; else the first failing CUDA call. Kernel faults appear at the next
