@@ -188,6 +188,178 @@ void reach_bits(const uint32_t* high, const uint32_t* above_low, int height, uin
   }
 }
 
+// ---- SM in one pass over the lows (issue 18, item 2) ----------------------------------------------------------
+// SM[p] = the sum over the lows l <= B(p) of F_l(maxA over p's component of S_l) - F_l(A(p)) (canny.h NUMBERS;
+// S_l = {B >= l}, its components 8-connected inside the region; A and B the threshold codes), for every low at
+// once: the lows from the largest down, each adding its pixels of S (B from that low up to the low before it) to
+// one union-find over the region and joining them with their neighbours of S; then every root adds F_l(its
+// component's maximum of A) to all its members at once. For that a node keeps an offset: a member's sum is the
+// sum of the offsets on its path to the root, the root's included (hanging root b under root a subtracts a's
+// offset from b's, path compression folds the offsets it skips), and a root keeps its component's maximum of A.
+// The work is one union-find over the region's pixels of S and a pass over each low's roots, where
+// select_thresholds_ref labels the region once for every candidate.
+struct LowPass {
+  int n = 0;                                 // the distinct lows, largest first: low[0] > low[1] > ...
+  uint8_t level_of[kMaxThreshold + 1] = {};  // B -> the first i with low[i] <= B (n: B under every low)
+  std::vector<uint16_t> f;                   // n x (kMaxThreshold + 1): F_low[i](v)
+  std::vector<uint32_t> own;                 // n x (kMaxThreshold + 1): the sum over j >= i of F_low[j](v)
+  float t[kMaxThreshold + 1] = {};           // threshold_codes' floats
+
+  void init(const CandidatePair* candidates, int nc) {
+    bool has[kMaxThreshold + 1] = {};
+    for (int c = 0; c < nc; ++c) has[candidates[c].low] = true;
+    int low[kMaxThreshold + 1];
+    n = 0;
+    for (int v = kMaxThreshold; v >= 1; --v)
+      if (has[v]) low[n++] = v;
+    for (int b = 0; b <= kMaxThreshold; ++b) {
+      int i = 0;
+      while (i < n && low[i] > b) ++i;
+      level_of[b] = uint8_t(i);
+    }
+    constexpr int kV = kMaxThreshold + 1;
+    f.assign(size_t(n) * kV, 0);
+    own.assign(size_t(n + 1) * kV, 0);
+    for (int i = 0; i < n; ++i) {
+      for (int c = 0; c < nc; ++c)
+        if (candidates[c].low == low[i]) ++f[size_t(i) * kV + candidates[c].high];
+      for (int v = 1; v < kV; ++v) f[size_t(i) * kV + v] = uint16_t(f[size_t(i) * kV + v] + f[size_t(i) * kV + v - 1]);
+    }
+    for (int i = n - 1; i >= 0; --i)
+      for (int v = 0; v < kV; ++v) own[size_t(i) * kV + v] = own[size_t(i + 1) * kV + v] + f[size_t(i) * kV + v];
+    for (int k = 0; k <= kMaxThreshold; ++k) t[k] = float(k) / 100.0f;
+  }
+};
+
+// Strip mode counts SM on bit rows for sets of up to this many candidates, in one pass over the lows for larger
+// ones: on this project's 2-core machine, one thread, 1080p strips, the one pass took 382 ms against 292 for C_0.03's
+// 36 candidates and 451 against 1274 for C_0.01's 300 (docs/benchmarks.md).
+constexpr int kOnePassCandidates = 48;
+
+// one_pass_sm's arrays, for regions of up to `pixels` pixels.
+struct LowPassScratch {
+  std::vector<int32_t> parent, acc, size, order, roots;
+  std::vector<uint8_t> a, level, mx;
+  void resize(size_t pixels) {
+    parent.resize(pixels);
+    acc.resize(pixels);
+    size.resize(pixels);
+    order.resize(pixels);
+    roots.reserve(pixels);
+    a.resize(pixels);
+    level.resize(pixels);
+    mx.resize(pixels);
+  }
+};
+
+// The root of x, with the sum of the offsets on x's path to it, the root's excluded (*below); compresses the path.
+inline int32_t find_offset(int32_t* parent, int32_t* acc, int32_t x, int32_t* below) {
+  int32_t r = x, s = 0;
+  while (parent[r] != r) {
+    s += acc[r];
+    r = parent[r];
+  }
+  *below = s;
+  for (int32_t y = x; y != r && parent[y] != r;) {  // every node on the path points at r, its offset its sum
+    const int32_t next = parent[y], own = acc[y];
+    parent[y] = r;
+    acc[y] = s;
+    s -= own;
+    y = next;
+  }
+  return r;
+}
+
+// SM (w x height, pitch w) of the region of columns [x0, x0 + w) of g.
+void one_pass_sm(const float* g, int g_pitch, int x0, int w, int height, const LowPass& lp, LowPassScratch& sc,
+                 uint32_t* sm) {
+  constexpr int kV = kMaxThreshold + 1;
+  const int n = lp.n;
+  const size_t np = size_t(w) * height;
+  int32_t* parent = sc.parent.data();
+  int32_t* acc = sc.acc.data();
+  int32_t* size = sc.size.data();
+  uint8_t* a = sc.a.data();
+  uint8_t* level = sc.level.data();
+  uint8_t* mx = sc.mx.data();
+  // The codes, each pixel's first low (n: in no S), and the pixels by first low (a counting sort).
+  int32_t start[kV + 1] = {};
+  for (int y = 0; y < height; ++y) {
+    const float* row = g + size_t(y) * g_pitch + x0;
+    for (int x = 0; x < w; ++x) {
+      const float v = row[x];
+      const uint32_t code = v > 0.0f ? threshold_codes(v, lp.t) : 0u;
+      const size_t i = size_t(y) * w + x;
+      a[i] = uint8_t(code & 0xffu);
+      level[i] = lp.level_of[code >> 8];
+      parent[i] = -1;  // not in S yet
+      ++start[level[i] + 1];
+    }
+  }
+  for (int i = 0; i < n; ++i) start[i + 1] += start[i];
+  {
+    int32_t next[kV + 1];
+    std::copy(start, start + n + 1, next);
+    for (size_t i = 0; i < np; ++i)
+      if (level[i] < n) sc.order[size_t(next[level[i]]++)] = int32_t(i);
+  }
+  auto unite = [&](int32_t p, int32_t q) {
+    int32_t sp, sq;
+    int32_t rp = find_offset(parent, acc, p, &sp), rq = find_offset(parent, acc, q, &sq);
+    if (rp == rq) return;
+    if (size[rp] < size[rq]) std::swap(rp, rq);
+    parent[rq] = rp;
+    acc[rq] -= acc[rp];
+    size[rp] += size[rq];
+    mx[rp] = std::max(mx[rp], mx[rq]);
+  };
+  std::vector<int32_t>& roots = sc.roots;
+  roots.clear();
+  for (int l = 0; l < n; ++l) {
+    const int32_t* b = sc.order.data() + start[l];
+    const int32_t* e = sc.order.data() + start[l + 1];
+    for (const int32_t* it = b; it != e; ++it) {
+      const int32_t p = *it;
+      parent[p] = p;
+      acc[p] = 0;
+      size[p] = 1;
+      mx[p] = a[p];
+      roots.push_back(p);
+    }
+    for (const int32_t* it = b; it != e; ++it) {
+      const int32_t p = *it, y = p / w, x = p % w;
+      for (int dy = -1; dy <= 1; ++dy) {
+        const int yy = y + dy;
+        if (yy < 0 || yy >= height) continue;
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int xx = x + dx;
+          if (xx < 0 || xx >= w || (dx == 0 && dy == 0)) continue;
+          const int32_t q = yy * w + xx;
+          if (parent[q] >= 0) unite(p, q);
+        }
+      }
+    }
+    // Every root adds F_low(its maximum) to its members; roots that were hung leave the list.
+    const uint16_t* fl = lp.f.data() + size_t(l) * kV;
+    size_t kept = 0;
+    for (const int32_t r : roots)
+      if (parent[r] == r) {
+        acc[r] += fl[mx[r]];
+        roots[kept++] = r;
+      }
+    roots.resize(kept);
+  }
+  for (size_t i = 0; i < np; ++i) {
+    if (level[i] >= n) {
+      sm[i] = 0;
+      continue;
+    }
+    int32_t below;
+    const int32_t r = find_offset(parent, acc, int32_t(i), &below);
+    sm[i] = uint32_t(below + acc[r] - int32_t(lp.own[size_t(level[i]) * kV + a[i]]));
+  }
+}
+
 }  // namespace
 
 struct CpuDetector::State {
@@ -209,8 +381,7 @@ struct CpuDetector::State {
   // Step 4-5 scratch: per thread for one strip (kStrip), or one for the whole frame (kFrame / kFixed).
   size_t scratch_pixels = 0;
   std::vector<uint32_t> sm;
-  std::vector<uint8_t> mask;
-  std::vector<int32_t> stack;
+  std::vector<int32_t> stack;  // kFrame and kFixed: hysteresis_ref's
   // kStrip on bit rows: the distinct threshold values (hundredths, ascending; their floats; index of a value,
   // -1 for none), per thread nt * height words of ge, of gt, and height words of reached.
   std::vector<int> values;
@@ -220,6 +391,11 @@ struct CpuDetector::State {
   size_t bits_words = 0;
   Bins bins;
   PickLimits limits;
+  // SM in one pass over the lows (kFrame, and kStrip with one_pass): the lows' tables, and scratch per thread
+  // (kStrip) or one (kFrame).
+  bool one_pass = false;
+  LowPass low_pass;
+  std::vector<LowPassScratch> low_scratch;
   std::unique_ptr<CpuPool> pool;
   // The frame being detected.
   const uint8_t* src = nullptr;
@@ -329,7 +505,9 @@ struct CpuDetector::State {
   }
 
   // kStrip: Medina-Carnicer's pair and the hysteresis of one strip (select_thresholds_ref and hysteresis_ref
-  // on that strip), every candidate's labels and hysteresis on bit rows, with the worker's scratch.
+  // on that strip), with the worker's scratch. SM: on bit rows, every candidate's labels and hysteresis, for sets
+  // of up to kOnePassCandidates candidates (C_0.03's 36); in one pass over the lows (one_pass_sm) for larger ones
+  // (C_0.01's 300). Then the pair's hysteresis on the bit rows of its two values.
   static void strip(void* ctx, int s, int worker) {
     State& st = *static_cast<State*>(ctx);
     const int hgt = st.height, x0 = s * kStripWidth, w = std::min(st.width, x0 + kStripWidth) - x0;
@@ -338,18 +516,18 @@ struct CpuDetector::State {
     uint32_t* ge = &st.bits[size_t(worker) * st.bits_words];
     uint32_t* gt = ge + size_t(nt) * hgt;
     uint32_t* reached = gt + size_t(nt) * hgt;
-    strip_bits(st.g.data(), st.width, hgt, x0, w, st.value_floats.data(), nt, ge, gt);
-    auto hysteresis = [&](int low, int high) {
-      reach_bits(ge + size_t(st.value_index[high]) * hgt, gt + size_t(st.value_index[low]) * hgt, hgt, reached);
-    };
-
-    std::fill(sm, sm + size_t(w) * hgt, 0u);
-    for (const CandidatePair& c : st.candidates) {
-      hysteresis(c.low, c.high);
-      const uint32_t* high = ge + size_t(st.value_index[c.high]) * hgt;
-      for (int y = 0; y < hgt; ++y)
-        for (uint32_t linked = reached[y] & ~high[y]; linked; linked &= linked - 1)
-          ++sm[size_t(y) * w + unsigned(__builtin_ctz(linked))];
+    if (st.one_pass) {
+      one_pass_sm(st.g.data(), st.width, x0, w, hgt, st.low_pass, st.low_scratch[size_t(worker)], sm);
+    } else {
+      strip_bits(st.g.data(), st.width, hgt, x0, w, st.value_floats.data(), nt, ge, gt);
+      std::fill(sm, sm + size_t(w) * hgt, 0u);
+      for (const CandidatePair& c : st.candidates) {
+        const uint32_t* high = ge + size_t(st.value_index[c.high]) * hgt;
+        reach_bits(high, gt + size_t(st.value_index[c.low]) * hgt, hgt, reached);
+        for (int y = 0; y < hgt; ++y)
+          for (uint32_t linked = reached[y] & ~high[y]; linked; linked &= linked - 1)
+            ++sm[size_t(y) * w + unsigned(__builtin_ctz(linked))];
+      }
     }
 
     // The grid's histograms and the pick, as select_thresholds_ref.
@@ -357,17 +535,16 @@ struct CpuDetector::State {
                                        st.limits);
     st.pairs[s] = p;
 
-    if (st.value_index[p.low] < 0 || st.value_index[p.high] < 0) {  // not a grid value: never, but stay exact
-      if (int e = hysteresis_ref(st.g.data(), st.width, st.width, hgt, x0, x0 + w, p.low, p.high, st.edges,
-                                 st.edges_pitch, &st.stack[size_t(worker) * st.scratch_pixels]);
-          e != kOk)
-        st.status.store(e);
-      return;
-    }
-    hysteresis(p.low, p.high);
+    // The pair's labels on bit rows (values low <= high: ge[1] is HIGH, gt[0] & ~ge[1] UNSTABLE), its hysteresis.
+    const float pair_values[2] = {float(p.low) / 100.0f, float(p.high) / 100.0f};
+    uint32_t* pge = ge;
+    uint32_t* pgt = ge + size_t(2) * hgt;
+    uint32_t* preached = ge + size_t(4) * hgt;  // bits_words >= 5 * height: a set has two values or more
+    strip_bits(st.g.data(), st.width, hgt, x0, w, pair_values, 2, pge, pgt);
+    reach_bits(pge + hgt, pgt, hgt, preached);
     for (int y = 0; y < hgt; ++y) {
       uint8_t* out = st.edges + size_t(y) * st.edges_pitch + x0;
-      const uint32_t r = reached[y];
+      const uint32_t r = preached[y];
       for (int x = 0; x < w; ++x) out[x] = (r >> x) & 1u ? 255 : 0;
     }
   }
@@ -421,12 +598,20 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
     const int scratch_copies = mode == ThresholdMode::kStrip ? threads : 1;
     st->scratch_pixels = mode == ThresholdMode::kStrip ? size_t(std::min(width, kStripWidth)) * height : n;
     st->sm.resize(st->scratch_pixels * scratch_copies);
-    if (mode != ThresholdMode::kStrip) st->mask.resize(st->scratch_pixels);
-    st->stack.resize(st->scratch_pixels * scratch_copies);
+    if (mode != ThresholdMode::kStrip) st->stack.resize(st->scratch_pixels);
+    if (mode != ThresholdMode::kFixed) {
+      st->limits = pick_limits(st->candidates.data(), int(st->candidates.size()));
+      make_bins(st->candidates.data(), int(st->candidates.size()), &st->bins);
+      st->one_pass = mode == ThresholdMode::kFrame || st->candidates.size() > size_t(kOnePassCandidates);
+      if (st->one_pass) {
+        st->low_pass.init(st->candidates.data(), int(st->candidates.size()));
+        st->low_scratch.resize(size_t(scratch_copies));
+        for (LowPassScratch& sc : st->low_scratch) sc.resize(st->scratch_pixels);
+      }
+    }
     if (mode == ThresholdMode::kStrip) {
       bool has[kMaxThreshold + 1] = {};
       for (const CandidatePair& c : st->candidates) has[c.low] = has[c.high] = true;
-      st->limits = pick_limits(st->candidates.data(), int(st->candidates.size()));
       for (int v = 0; v <= kMaxThreshold; ++v) {
         st->value_index[v] = has[v] ? int(st->values.size()) : -1;
         if (has[v]) {
@@ -434,7 +619,6 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
           st->value_floats.push_back(float(v) / 100.0f);
         }
       }
-      make_bins(st->candidates.data(), int(st->candidates.size()), &st->bins);
       st->bits_words = (2 * st->values.size() + 1) * size_t(height);
       st->bits.resize(st->bits_words * size_t(threads));
     }
@@ -476,10 +660,9 @@ int CpuDetector::detect(const uint8_t* src, int pitch, uint8_t* edges, int edges
   ThresholdPair p = st.options.fixed;
   p.found = 1;
   if (st.options.mode == ThresholdMode::kFrame) {
-    if (int e = select_thresholds_ref(st.g.data(), width, width, height, 0, width, st.candidates.data(),
-                                      int(st.candidates.size()), &p, st.sm.data(), st.mask.data(), st.stack.data());
-        e != kOk)
-      return e;
+    one_pass_sm(st.g.data(), width, 0, width, height, st.low_pass, st.low_scratch[0], st.sm.data());
+    p = pair_of_sm(st.g.data(), width, 0, width, height, st.sm.data(), int64_t(st.candidates.size()), st.bins,
+                   st.limits);
   }
   for (int s = 0; s < ns; ++s) pairs[s] = p;
   return hysteresis_ref(st.g.data(), width, width, height, 0, width, p.low, p.high, edges, edges_pitch,

@@ -208,4 +208,31 @@ int hysteresis_ref(const float* g, int g_pitch, int width, int height, int x0, i
 int detect_edges_ref(const uint8_t* src, int width, int height, int pitch, const Options& options,
                      uint8_t* edges, int edges_pitch, ThresholdPair* pairs, void* work, size_t work_bytes);
 
+// The threshold codes of a value v of G, 0 < v <= 1 (the CUDA twin's, on the device and on the host, and the CPU
+// path's one-pass count):
+// A | B << 8 with A = #{k in 1..100 : v >= t[k]} and B = #{k in 1..100 : v > t[k]}, where t holds
+// kMaxThreshold + 1 floats t[k] = (float)k / 100.0f (strictly increasing, t[0] = 0). Then G >= high/100 <=>
+// A >= high and G > low/100 <=> B >= low. v * 100 (one rounding) lands within one step of both counts, and
+// one correction each way makes them exact (tests/canny/threshold_codes_test.cpp checks the floats where
+// that could fail).
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__
+#else
+inline
+#endif
+uint32_t threshold_codes(float v, const float* t) {
+#if defined(__CUDA_ARCH__)
+  const int k = int(__fmul_rn(v, 100.0f));
+#else
+  const int k = int(v * 100.0f);  // one rounding (a conversion follows, nothing to contract with)
+#endif
+  const int k0 = k < kMaxThreshold ? k : kMaxThreshold;
+  int a = k0, b = k0;
+  if (a < kMaxThreshold && v >= t[a + 1]) ++a;
+  else if (v < t[a]) --a;
+  if (b < kMaxThreshold && v > t[b + 1]) ++b;
+  else if (!(v > t[b])) --b;
+  return uint32_t(a) | (uint32_t(b) << 8);
+}
+
 }  // namespace canny

@@ -13,20 +13,26 @@
 //     The float steps (sqrtf, NMS interpolation, G = M / Mmax) are the oracle's operations in the oracle's
 //     order, compiled with -ffp-contract=off like canny.cpp.
 //   * kStrip: each 32-column strip is one task, taken by the threads dynamically (strips are independent):
-//     select_thresholds_ref + hysteresis_ref of canny.h on that strip, computed on bit rows. For every
-//     distinct threshold value t of the candidate set, one 32-bit word per row holds G >= t and one G > t
-//     (the oracle's float comparisons, made once per strip); a candidate (low, high) then has HIGH = [G >= high]
-//     and UNSTABLE = [G > low] & ~[G >= high], and its hysteresis is grown from HIGH through UNSTABLE by
-//     downward and upward sweeps (8-neighbours, each row closed horizontally) until a pass changes nothing:
-//     the least fixed point, the set of the oracle's flood fill. SM, the x grid and pick_pair (the CUDA
-//     twin's too) follow as in select_thresholds_ref, in integers.
-//   * kFrame / kFixed: threshold selection and the whole-frame hysteresis run on the calling thread
-//     (the oracle's select_thresholds_ref / hysteresis_ref): only steps 1-3 are threaded in those modes.
+//     select_thresholds_ref + hysteresis_ref of canny.h on that strip. SM, for sets of up to 48 candidates
+//     (C_0.03's 36), on bit rows: for every distinct threshold value t of the candidate set, one 32-bit word per
+//     row holds G >= t and one G > t (the oracle's float comparisons, made once per strip); a candidate (low,
+//     high) then has HIGH = [G >= high] and UNSTABLE = [G > low] & ~[G >= high], and its hysteresis is grown
+//     from HIGH through UNSTABLE by downward and upward sweeps (8-neighbours, each row closed horizontally)
+//     until a pass changes nothing: the least fixed point, the set of the oracle's flood fill. For larger sets
+//     (C_0.01's 300) SM comes in one pass over the lows: pixel p is linked by (low, high) exactly where
+//     A(p) < high <= the maximum of A over p's component of S_low = {G > low} (threshold_codes' A and B), so
+//     SM is a sum over the lows of a per-low count of the component's maximum; the lows are taken from the
+//     largest down, each adding its pixels of S to one union-find over the strip, and after each low every
+//     root adds its count to all its members at once (an offset a node). The x grid and pick_pair (the CUDA
+//     twin's too) follow as in select_thresholds_ref, in integers; then the pair's hysteresis on bit rows.
+//   * kFrame: SM of the whole frame in the same one pass (on the calling thread), the grid and pick_pair, then
+//     the oracle's whole-frame hysteresis_ref. kFixed: the oracle's hysteresis_ref. Steps 1-3 are threaded.
 //
 // MEMORY: CpuDetector::init allocates everything: about 17 bytes a pixel, plus per thread 4 * width bytes and
-// in kStrip 4 * 32 * height (SM) + 4 * 32 * height (stack) + (2 * values + 1) * 4 * height bytes (values: the
-// distinct thresholds of the candidate set, 9 for C_0.03), or in kFrame / kFixed 9 bytes a pixel once. THREADS: one detect() at a time per detector; different
-// detectors are independent. detect() returns when the frame is done (it synchronizes with its workers).
+// in kStrip 4 * 32 * height (SM) + (2 * values + 1) * 4 * height bytes (values: the distinct thresholds of the
+// candidate set, 9 for C_0.03) and with the one pass 23 * 32 * height bytes; in kFrame 31 bytes a pixel once, in
+// kFixed 8. THREADS: one detect() at a time per detector; different detectors are independent. detect() returns
+// when the frame is done (it synchronizes with its workers).
 // ERRORS: kOk or a negative canny::Status, as the oracle's; init reports the oracle's argument errors.
 #pragma once
 

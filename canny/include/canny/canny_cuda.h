@@ -6,7 +6,7 @@
 // Kernels (canny/src/cuda/canny.cu; DESIGN.md section 5, thesis Algorithms 1-6): one fused kernel per 32 x 32
 // tile for the Gaussian (Q14 taps from canny::gaussian_taps), the central differences, sqrtf, NMS (explicit
 // __f*_rn intrinsics: one rounding per operation, as the CPU twin) and the atomicMax of gx^2 + gy^2; one for
-// the normalisation and two 7-bit threshold codes per pixel (threshold_codes below), which turn every
+// the normalisation and two 7-bit threshold codes per pixel (threshold_codes, canny.h), which turn every
 // threshold comparison into an integer one. Hysteresis is connected-component labelling instead of
 // the paper's iteration: for a pair (low, high) the edge map is every pixel of S = {G > low} u {G >= high}
 // whose 8-connected component (inside its strip) reaches high, so one labelling per distinct low of the
@@ -84,30 +84,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
 gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int pitch, float sigma, float* g,
                                  int g_pitch, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
-// The threshold codes of a value v of G, 0 < v <= 1 (the CUDA twin's, on the device and on the host):
-// A | B << 8 with A = #{k in 1..100 : v >= t[k]} and B = #{k in 1..100 : v > t[k]}, where t holds
-// kMaxThreshold + 1 floats t[k] = (float)k / 100.0f (strictly increasing, t[0] = 0). Then G >= high/100 <=>
-// A >= high and G > low/100 <=> B >= low. v * 100 (one rounding) lands within one step of both counts, and
-// one correction each way makes them exact (tests/canny/threshold_codes_test.cpp checks the floats where
-// that could fail).
-#if defined(__CUDACC__)
-__host__ __device__ __forceinline__
-#else
-inline
-#endif
-uint32_t threshold_codes(float v, const float* t) {
-#if defined(__CUDA_ARCH__)
-  const int k = int(__fmul_rn(v, 100.0f));
-#else
-  const int k = int(v * 100.0f);  // one rounding (a conversion follows, nothing to contract with)
-#endif
-  const int k0 = k < kMaxThreshold ? k : kMaxThreshold;
-  int a = k0, b = k0;
-  if (a < kMaxThreshold && v >= t[a + 1]) ++a;
-  else if (v < t[a]) --a;
-  if (b < kMaxThreshold && v > t[b + 1]) ++b;
-  else if (!(v > t[b])) --b;
-  return uint32_t(a) | (uint32_t(b) << 8);
-}
+// threshold_codes (canny.h): the codes of a value of G, the same on the device and on the host.
 
 }  // namespace canny
