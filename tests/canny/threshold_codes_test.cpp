@@ -1,13 +1,13 @@
-// canny::threshold_codes (canny/canny_cuda.h), the CUDA twin's threshold codes, against their definition
-// (a count over t[1..100]) on the host: every float within 4096 ulps of each t[k] and of each k/100 in double
-// (where v * 100 could land a step off), and every 61st float of (0, 1]. No GPU needed.
+// canny::threshold_codes (canny/canny.h), the threshold codes of the CUDA twin and the CPU path, against their
+// definition (a count over t[1..100]) on the host: every float within 4096 ulps of each t[k] and of each k/100 in
+// double (where v * 100 could land a step off), and every 61st float of (0, 1]. No GPU needed.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#include "canny/canny_cuda.h"
+#include "canny/canny.h"
 
 namespace {
 

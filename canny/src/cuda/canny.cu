@@ -333,7 +333,7 @@ front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps
 }
 
 // G = mk / Mmax (canny.h NUMBERS, one rounding). With q, also the threshold codes (threshold_codes in
-// canny_cuda.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one. A thread takes kV
+// canny.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one. A thread takes kV
 // pixels of a row: 4 (16-byte loads and stores) where g's rows allow it (quad_rows), else 1. Mmax = sqrt(max2)
 // once a thread: the same rounding as once a pixel. Also clears the zero_words words at zero (select_kernel's
 // histograms and counters: no memset of their own).
