@@ -535,16 +535,21 @@ struct CpuDetector::State {
                                        st.limits);
     st.pairs[s] = p;
 
-    // The pair's labels on bit rows (values low <= high: ge[1] is HIGH, gt[0] & ~ge[1] UNSTABLE), its hysteresis.
-    const float pair_values[2] = {float(p.low) / 100.0f, float(p.high) / 100.0f};
-    uint32_t* pge = ge;
-    uint32_t* pgt = ge + size_t(2) * hgt;
-    uint32_t* preached = ge + size_t(4) * hgt;  // bits_words >= 5 * height: a set has two values or more
-    strip_bits(st.g.data(), st.width, hgt, x0, w, pair_values, 2, pge, pgt);
-    reach_bits(pge + hgt, pgt, hgt, preached);
+    // The pair's hysteresis on bit rows: those of every value where SM was counted on them (a picked pair's values
+    // are the candidates'), else those of the pair's two values alone (low <= high: ge[1] is HIGH, gt[0] & ~ge[1]
+    // UNSTABLE; bits_words >= 5 * height, a set having two values or more).
+    if (st.one_pass || st.value_index[p.low] < 0 || st.value_index[p.high] < 0) {
+      const float pair_values[2] = {float(p.low) / 100.0f, float(p.high) / 100.0f};
+      uint32_t* pgt = ge + size_t(2) * hgt;
+      reached = ge + size_t(4) * hgt;
+      strip_bits(st.g.data(), st.width, hgt, x0, w, pair_values, 2, ge, pgt);
+      reach_bits(ge + hgt, pgt, hgt, reached);
+    } else {
+      reach_bits(ge + size_t(st.value_index[p.high]) * hgt, gt + size_t(st.value_index[p.low]) * hgt, hgt, reached);
+    }
     for (int y = 0; y < hgt; ++y) {
       uint8_t* out = st.edges + size_t(y) * st.edges_pitch + x0;
-      const uint32_t r = preached[y];
+      const uint32_t r = reached[y];
       for (int x = 0; x < w; ++x) out[x] = (r >> x) & 1u ? 255 : 0;
     }
   }
