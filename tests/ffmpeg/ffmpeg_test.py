@@ -521,11 +521,14 @@ BITEXACT = ["-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitex
 
 
 def make_container(env, ext):
-    """A 2 s clip (testsrc2 320x240 at 25 fps, libx264; a 440 Hz sine, stereo 48 kHz) made from lavfi."""
+    """A 2 s clip (testsrc2 320x240 at 25 fps, libx264; a 440 Hz sine, stereo 48 kHz) made from lavfi. x264's
+    cpu-independent=1: its default SIMD picks (mbtree's float propagation, the x9 intra compares) differ between
+    processors (AVX2 against AVX-512), and with them the decoded frames the stored edge maps are made from."""
     out = env.path(f"in.{ext}")
     r = env.ff("-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2", "-f", "lavfi",
                "-i", "sine=frequency=440:sample_rate=48000:duration=2", "-ac", "2", "-c:v", "libx264",
-               "-preset", "veryfast", "-threads", "1", "-pix_fmt", "yuv420p", *CONTAINERS[ext], *BITEXACT, out)
+               "-preset", "veryfast", "-threads", "1", "-x264-params", "cpu-independent=1", "-pix_fmt", "yuv420p",
+               *CONTAINERS[ext], *BITEXACT, out)
     return out if check(r.returncode == 0, f"{ext}: made from -f lavfi testsrc2 + sine") else print(tail(r.stderr))
 
 
