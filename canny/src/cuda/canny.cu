@@ -74,8 +74,19 @@ struct Workspace {
 
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
 
-// The words of hist's region for ns strips: histograms, block counters, redo marks and the word after them.
-size_t hist_words(size_t ns) { return ns * (kHistWords + 1 + kMaxStripLayers) + 1; }
+// The redo marks (Workspace::redo): pair (strip, layer of the batch) at redo_mark(strip, layer), and for ns strips the
+// word after every mark, redo_any(ns), set with any mark.
+template <class T>
+__host__ __device__ constexpr T redo_mark(T strip, T layer) {
+  return strip * T(kMaxStripLayers) + layer;
+}
+template <class T>
+__host__ __device__ constexpr T redo_any(T ns) {
+  return redo_mark(ns, T(0));
+}
+
+// The words of hist's region for ns strips: histograms and block counters, then the redo marks and their word.
+size_t hist_words(size_t ns) { return ns * (kHistWords + 1) + redo_any(ns) + 1; }
 
 // Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
 // the workspace stays within 64 bytes per pixel up to 1080p and about 46 bytes per pixel up to 4096 x 4096 (for
@@ -1119,7 +1130,7 @@ strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restric
   count_pair(p, ls, sm, cmax, cap, int(blockIdx.x), int(blockIdx.y), strip_lab, f);
 }
 
-// The pairs strip_count_listed_kernel left (redo[strip * kMaxStripLayers + layer] set): block b takes the b-th of all
+// The pairs strip_count_listed_kernel left (redo[redo_mark(strip, layer)] set): block b takes the b-th of all
 // pairs and every gridDim.x-th after it, and labels the marked ones as strip_count_kernel does. When none is marked
 // (the word after the marks is 0: most calls) every block leaves at once.
 __global__ void __launch_bounds__(kStripThreads)
@@ -1129,10 +1140,10 @@ strip_count_redo_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __re
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int ns = (p.width + kStripWidth - 1) / kStripWidth;
-  if (!redo[ns * kMaxStripLayers]) return;
+  if (!redo[redo_any(ns)]) return;
   for (int idx = int(blockIdx.x); idx < ns * ls.n; idx += int(gridDim.x)) {
     const int strip = idx / ls.n, l = idx % ls.n;
-    if (!redo[strip * kMaxStripLayers + l]) continue;  // block-uniform
+    if (!redo[redo_mark(strip, l)]) continue;  // block-uniform
     __syncthreads();  // the previous pair's readers of shared memory are done
     count_pair(p, ls, sm, cmax, cap, strip, l, strip_lab, f);
   }
@@ -1169,7 +1180,6 @@ constexpr uint32_t kNoLabel = 0xffffu;
 // The listed kernel's storage for label_rows: the warp's list from entry wbase on, an entry a pixel of S in row order
 // (n so far, at most cap), word << 16 | k (k the pixel's local index), a run's label its first pixel's entry.
 struct ListRows {
-  uint32_t* e;
   ListLabels L;
   uint32_t wbase, cap, below, n;
   int lane;
@@ -1178,7 +1188,7 @@ struct ListRows {
     return wbase + n + __popc(m & ~(0xffffffffu << s));
   }
   __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
-    if (in) e[wbase + n + __popc(m & below)] = node << 16 | uint32_t(y * kStripWidth + lane);
+    if (in) L.e[wbase + n + __popc(m & below)] = node << 16 | uint32_t(y * kStripWidth + lane);
     n += __popc(m);
   }
   __device__ __forceinline__ const ListLabels& labels() const { return L; }
@@ -1205,15 +1215,15 @@ strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __
   const int y0 = warp * per, y1 = min(H, y0 + per);
   const uint32_t wbase = uint32_t(warp * cap);
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
-  ListRows rows{e, L, wbase, uint32_t(cap), below, 0, lane};
+  ListRows rows{L, wbase, uint32_t(cap), below, 0, lane};
   uint32_t pm, prev;
   const bool overflow = !label_rows(rows, codes + (size_t(y0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
   const int n = int(rows.n);
   // A chunk with more pixels of S than its list holds: the pair is left to strip_count_kernel (redo), before any count.
   if (__syncthreads_or(overflow)) {
     if (threadIdx.x == 0) {
-      redo[blockIdx.x * kMaxStripLayers + l] = 1u;
-      redo[gridDim.x * kMaxStripLayers] = 1u;  // any pair marked (gridDim.x: the strips)
+      redo[redo_mark(blockIdx.x, unsigned(l))] = 1u;
+      redo[redo_any(gridDim.x)] = 1u;  // gridDim.x: the strips
     }
     return;
   }
