@@ -218,13 +218,9 @@ struct LowPass {
       level_of[b] = uint8_t(i);
     }
     constexpr int kV = kMaxThreshold + 1;
-    f.assign(size_t(n) * kV, 0);
+    f.resize(size_t(n) * kV);
     own.assign(size_t(n + 1) * kV, 0);
-    for (int i = 0; i < n; ++i) {
-      for (int c = 0; c < nc; ++c)
-        if (candidates[c].low == low[i]) ++f[size_t(i) * kV + candidates[c].high];
-      for (int v = 1; v < kV; ++v) f[size_t(i) * kV + v] = uint16_t(f[size_t(i) * kV + v] + f[size_t(i) * kV + v - 1]);
-    }
+    for (int i = 0; i < n; ++i) low_counts(candidates, nc, low[i], &f[size_t(i) * kV]);
     for (int i = n - 1; i >= 0; --i)
       for (int v = 0; v < kV; ++v) own[size_t(i) * kV + v] = own[size_t(i + 1) * kV + v] + f[size_t(i) * kV + v];
     for (int k = 0; k <= kMaxThreshold; ++k) t[k] = float(k) / 100.0f;
@@ -537,7 +533,7 @@ struct CpuDetector::State {
 
     // The pair's hysteresis on bit rows: those of every value where SM was counted on them (a picked pair's values
     // are the candidates'), else those of the pair's two values alone (low <= high: ge[1] is HIGH, gt[0] & ~ge[1]
-    // UNSTABLE; bits_words >= 5 * height, a set having two values or more).
+    // UNSTABLE; bits_words >= 5 * height: five rows with the one pass, a set having two values or more without).
     if (st.one_pass || st.value_index[p.low] < 0 || st.value_index[p.high] < 0) {
       const float pair_values[2] = {float(p.low) / 100.0f, float(p.high) / 100.0f};
       uint32_t* pgt = ge + size_t(2) * hgt;
@@ -624,7 +620,9 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
           st->value_floats.push_back(float(v) / 100.0f);
         }
       }
-      st->bits_words = (2 * st->values.size() + 1) * size_t(height);
+      // Bit rows: ge and gt of every value and `reached` where SM is counted on them; with the one pass only the
+      // pair's hysteresis (ge and gt of its two values, and reached).
+      st->bits_words = (st->one_pass ? 5 : 2 * st->values.size() + 1) * size_t(height);
       st->bits.resize(st->bits_words * size_t(threads));
     }
     st->pool = std::make_unique<CpuPool>(threads);

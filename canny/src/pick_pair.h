@@ -6,7 +6,7 @@
 //   pair with found = 0. d is scratch of kMaxThreshold + 1 ints (shared memory on the device: no
 //   local-memory stack frame).
 //   pick_limits (host): what pick_pair takes from the candidate set (nx and the fallback pair), for both twins
-//   and the fast path (canny_cpu.cpp).
+//   and the fast path (canny_cpu.cpp); low_counts (host): F_low, the candidates of a low by high.
 //   pair_of_sm (host): the step before pick_pair on the CPU, shared by the twin's select_thresholds_ref and the
 //   fast path: the grid's histograms |F(x)| and Prob's from SM, then pick_pair.
 #pragma once
@@ -38,6 +38,17 @@ CANNY_HOST_DEVICE inline ThresholdPair pick_pair(const uint32_t* g_count, const 
     }
   }
   return first < 0 ? ThresholdPair{fb_low, fb_high, 0} : ThresholdPair{first, last, 1};
+}
+
+// F_low(v) for v = 0 .. kMaxThreshold into f: how many candidates (low, high) of the set have this low and high <= v
+// (canny.h NUMBERS: a pixel of S_low whose component's maximum of A is m and whose own A is a is linked by
+// F_low(m) - F_low(a) of them), for both twins' counts of SM (the CUDA twin's counting kernels, the CPU path's one
+// pass).
+inline void low_counts(const CandidatePair* candidates, int n, int low, uint16_t* f) {
+  for (int v = 0; v <= kMaxThreshold; ++v) f[v] = 0;
+  for (int c = 0; c < n; ++c)
+    if (candidates[c].low == low) ++f[candidates[c].high];
+  for (int v = 1; v <= kMaxThreshold; ++v) f[v] = uint16_t(f[v] + f[v - 1]);
 }
 
 // nx: the largest high of the candidate set (the instability zone ends there); the fallback pair: the candidate

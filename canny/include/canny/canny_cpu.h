@@ -30,9 +30,9 @@
 //
 // MEMORY: CpuDetector::init allocates everything: about 17 bytes a pixel, plus per thread 4 * width bytes and
 // in kStrip 4 * 32 * height (SM) + (2 * values + 1) * 4 * height bytes (values: the distinct thresholds of the
-// candidate set, 9 for C_0.03) and with the one pass 23 * 32 * height bytes; in kFrame 31 bytes a pixel once, in
-// kFixed 8. THREADS: one detect() at a time per detector; different detectors are independent. detect() returns
-// when the frame is done (it synchronizes with its workers).
+// candidate set, 9 for C_0.03), or with the one pass 23 * 32 * height + 5 * 4 * height; in kFrame 31 bytes a pixel
+// once, in kFixed 8. THREADS: one detect() at a time per detector; different detectors are independent. detect()
+// returns when the frame is done (it synchronizes with its workers).
 // ERRORS: kOk or a negative canny::Status, as the oracle's; init reports the oracle's argument errors.
 #pragma once
 

@@ -1878,11 +1878,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       if (!smem_strips) std::reverse(ls.low, ls.low + ls.n);
       for (int l = 0; l < ls.n; ++l) ls.slot[l] = smem_strips ? slots.of[ls.low[l]] : int16_t(-1);
       std::memset(ls.f, 0, sizeof ls.f);
-      for (int c = 0; c < nc; ++c)
-        for (int l = 0; l < ls.n; ++l)
-          if (options.candidates[c].low == ls.low[l]) ++ls.f[l][options.candidates[c].high];
-      for (int l = 0; l < ls.n; ++l)
-        for (int v = 1; v <= kMaxThreshold; ++v) ls.f[l][v] = uint16_t(ls.f[l][v] + ls.f[l][v - 1]);
+      for (int l = 0; l < ls.n; ++l) low_counts(options.candidates, nc, ls.low[l], ls.f[l]);
       if (!smem_strips) {  // per_batch = ws.layers <= kMaxLayers
         p.layers.n = ls.n;
         std::copy(ls.low, ls.low + ls.n, p.layers.low);
