@@ -7,7 +7,8 @@
 // tile for the Gaussian (Q14 taps from canny::gaussian_taps), the central differences, sqrtf, NMS (explicit
 // __f*_rn intrinsics: one rounding per operation, as the CPU twin) and the atomicMax of gx^2 + gy^2; one for
 // the normalisation and two 7-bit threshold codes per pixel (threshold_codes, canny.h), which turn every
-// threshold comparison into an integer one. Hysteresis is connected-component labelling instead of
+// threshold comparison into an integer one (of G itself detect_edges_cuda keeps only what the histograms read, its
+// half step, a byte a pixel; SM is 16 bits a pixel). Hysteresis is connected-component labelling instead of
 // the paper's iteration: for a pair (low, high) the edge map is every pixel of S = {G > low} u {G >= high}
 // whose 8-connected component (inside its strip) reaches high, so one labelling per distinct low of the
 // candidate set serves all its highs, and SM (the linking-map counts) follows from each component's

@@ -59,9 +59,9 @@ struct Workspace {
   uint32_t* max2;          // 1 word: max of gx^2 + gy^2
   float* mk;               // W x H: the magnitude where NMS keeps the pixel, else 0; then (the tile path) the bit
                            // rows of the tile roots, tile_root_words(W, H, layers)
-  float* g;                // W x H, G (pitch W)
+  uint8_t* gh;             // W x H, G's half step h + 1 (G_half: 0 where no bin holds G; pitch W)
   uint16_t* q;             // W x H threshold codes
-  uint32_t* sm;            // W x H, SM counts
+  uint16_t* sm;            // W x H, SM counts (at most kMaxCandidates: 16 bits; sm_add)
   uint32_t* lab;           // layers x W x H, union-find parents
   uint32_t* mx;            // layers x W x H, maxA of the roots
   uint32_t* hist;          // ns x kHistWords histogram words, then ns block counters (select_kernel), then redo
@@ -73,6 +73,21 @@ struct Workspace {
 };
 
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
+
+// What the histograms (bin_pixel) read of a value v of G: its half step h = floor(200 v) (canny.h NUMBERS, the x grid)
+// plus one for 0 < v <= 1, 0 elsewhere (no bin holds v), a byte (h <= kHalfSteps = 200) where v is four.
+__device__ __forceinline__ uint8_t g_half(float v) {
+  return v > 0.0f && v <= 1.0f ? uint8_t(int(__fmul_rn(v, 200.0f)) + 1) : uint8_t(0);
+}
+static_assert(kHalfSteps + 1 <= 255, "G_half is a byte");
+
+// SM += add at pixel i. SM is 16 bits a pixel: a count is at most the number of candidates (each links a pixel once),
+// kMaxCandidates < 2^16, so the 32-bit atomic add on the aligned word holding count i (add shifted to its half) never
+// carries into the other count. Workspace::sm is 256-byte aligned.
+static_assert(kMaxCandidates < (1 << 16), "SM counts fit 16 bits");
+__device__ __forceinline__ void sm_add(uint16_t* sm, size_t i, uint32_t add) {
+  atomicAdd(reinterpret_cast<unsigned int*>(sm + (i & ~size_t(1))), add << (16 * unsigned(i & 1)));
+}
 
 // The redo marks (Workspace::redo): pair (strip, layer of the batch) at redo_mark(strip, layer), and for ns strips the
 // word after every mark, redo_any(ns), set with any mark.
@@ -111,9 +126,9 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   };
   uint8_t* max2 = take(4);
   uint8_t* mk = take(std::max(n, tile_root_words(width, height, layers)) * 4);
-  uint8_t* g = take(n * 4);
+  uint8_t* gh = take(n);
   uint8_t* q = take(n * 2);
-  uint8_t* sm = take(n * 4);
+  uint8_t* sm = take(n * 2);
   uint8_t* lab = take(size_t(layers) * n * 4);
   uint8_t* mx = take(size_t(layers) * n * 4);
   const size_t ns = size_t(strip_count(width));
@@ -121,9 +136,9 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
   if (ws) {
     ws->max2 = reinterpret_cast<uint32_t*>(max2);
     ws->mk = reinterpret_cast<float*>(mk);
-    ws->g = reinterpret_cast<float*>(g);
+    ws->gh = gh;
     ws->q = reinterpret_cast<uint16_t*>(q);
-    ws->sm = reinterpret_cast<uint32_t*>(sm);
+    ws->sm = reinterpret_cast<uint16_t*>(sm);
     ws->lab = reinterpret_cast<uint32_t*>(lab);
     ws->mx = reinterpret_cast<uint32_t*>(mx);
     ws->hist = reinterpret_cast<uint32_t*>(hist);
@@ -343,15 +358,17 @@ front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps
     front_tile<R, false>(src, pitch, W, H, taps, mk, max2, sm);
 }
 
-// G = mk / Mmax (canny.h NUMBERS, one rounding). With q, also the threshold codes (threshold_codes in
-// canny.h: A | B << 8, row-major): every comparison of the CPU twin becomes an integer one. A thread takes kV
-// pixels of a row: 4 (16-byte loads and stores) where g's rows allow it (quad_rows), else 1. Mmax = sqrt(max2)
-// once a thread: the same rounding as once a pixel. Also clears the zero_words words at zero (select_kernel's
+// G = mk / Mmax (canny.h NUMBERS, one rounding), into g (gradient_map_cuda: floats, pitch g_pitch) or, for
+// detect_edges_cuda, as what the histograms read of it (g_half) into gh (with a null g; a null gh in fixed mode, which
+// needs neither). With q, also the threshold codes (threshold_codes in canny.h: A | B << 8, row-major): every
+// comparison of the CPU twin becomes an integer one. A thread takes kV pixels of a row: 4 (16-byte loads of mk) where
+// the rows allow it (quad_rows), else 1. Mmax = sqrt(max2) once a thread: the same rounding as once a pixel. Also
+// clears SM (sm_zero, where the counting kernels add to it) and the zero_words words at zero (select_kernel's
 // histograms and counters: no memset of their own).
 template <int kV>
 __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __restrict__ max2, int W, int H,
-                             float* __restrict__ g, int g_pitch, uint16_t* __restrict__ q,
-                             uint32_t* __restrict__ sm_zero, uint32_t* __restrict__ zero, int zero_words) {
+                             float* __restrict__ g, int g_pitch, uint8_t* __restrict__ gh, uint16_t* __restrict__ q,
+                             uint16_t* __restrict__ sm_zero, uint32_t* __restrict__ zero, int zero_words) {
   after_previous();
   static_assert(kV == 1 || kV == 4, "one pixel a thread, or four");
   __shared__ float t[kMaxThreshold + 1];
@@ -377,13 +394,24 @@ __global__ void codes_kernel(const float* __restrict__ mk, const uint32_t* __res
   const float mmax = __fsqrt_rn(float(*max2));
 #pragma unroll
   for (int u = 0; u < kV; ++u) v[u] = mc[u] != 0.0f ? __fdiv_rn(mc[u], mmax) : 0.0f;
-  float* gr = g + size_t(y) * g_pitch + x;
-  if (kV == 4) {
-    *reinterpret_cast<float4*>(gr) = make_float4(v[0], v[1], v[2], v[3]);
-    if (sm_zero) *reinterpret_cast<uint4*>(sm_zero + i) = make_uint4(0u, 0u, 0u, 0u);
-  } else {
-    gr[0] = v[0];
-    if (sm_zero) sm_zero[i] = 0;
+  if (g) {
+    float* gr = g + size_t(y) * g_pitch + x;
+    if (kV == 4)
+      *reinterpret_cast<float4*>(gr) = make_float4(v[0], v[1], v[2], v[3]);
+    else
+      gr[0] = v[0];
+  }
+  if (gh) {
+    if (kV == 4)
+      *reinterpret_cast<uchar4*>(gh + i) = make_uchar4(g_half(v[0]), g_half(v[1]), g_half(v[2]), g_half(v[3]));
+    else
+      gh[i] = g_half(v[0]);
+  }
+  if (sm_zero) {
+    if (kV == 4)
+      *reinterpret_cast<uint2*>(sm_zero + i) = make_uint2(0u, 0u);
+    else
+      sm_zero[i] = 0;
   }
   if (!q) return;
   uint32_t c[kV];
@@ -644,7 +672,7 @@ __device__ __forceinline__ uint32_t comp_max(const uint32_t* lab, const uint32_t
 // accumulate: add to SM (later batches) instead of writing it. A block of 32 x 8 threads takes 32 x rows
 // pixels (count_rows): the copy of the F tables into shared memory (loads from the kernel parameters, one
 // address at a time) is paid once for all of them.
-__global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p, uint32_t* sm, int accumulate,
+__global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p, uint16_t* sm, int accumulate,
                                                                    int rows) {
   after_previous();
   __shared__ uint16_t f[kMaxLayers][kMaxThreshold + 1];  // dynamic indexing: from the parameter to shared
@@ -668,19 +696,26 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p,
       s += uint32_t(f[l][m]) - uint32_t(f[l][a]);
     }
     if (accumulate) s += sm[i];
-    sm[i] = s;
+    sm[i] = uint16_t(s);
   }
 }
 
 // One pixel's share of Medina-Carnicer's histograms (canny.h NUMBERS, the x grid): the bin of Prob = sv / nc
-// in p_hist, and the bin of G in g_count when Prob reaches it. sv <= nc <= kMaxCandidates: no overflow.
-__device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, const uint8_t* bins,
-                                          uint32_t* g_count, uint32_t* p_hist) {
+// in p_hist (p_bins[sv], made by fill_p_bins), and the bin of G (gh: g_half of it) in g_count when Prob reaches it.
+// sv <= nc <= kMaxCandidates: no overflow.
+__device__ __forceinline__ void bin_pixel(uint32_t sv, uint32_t gh, uint32_t unc, const uint8_t* bins,
+                                          const uint8_t* p_bins, uint32_t* g_count, uint32_t* p_hist) {
   if (sv == 0) return;  // Prob = 0 is in no bin, and 100 * 0 >= x * nc never holds
-  if (const uint32_t bp = bins[(200u * sv) / unc]) atomicAdd(&p_hist[bp], 1u);
-  if (!(v > 0.0f && v <= 1.0f)) return;
-  const uint32_t bg = bins[int(__fmul_rn(v, 200.0f))];
+  if (const uint32_t bp = p_bins[sv]) atomicAdd(&p_hist[bp], 1u);
+  if (gh == 0) return;  // G outside (0, 1] (g_half)
+  const uint32_t bg = bins[gh - 1];
   if (bg && 100u * sv >= bg * unc) atomicAdd(&g_count[bg], 1u);
+}
+
+// The bins of Prob = v / nc for v = 0 .. nc (SM <= nc), once a block into shared memory, so that bin_pixel looks
+// them up instead of dividing by nc at every pixel.
+__device__ __forceinline__ void fill_p_bins(const Bins& bins, int nc, uint8_t* p_bins) {
+  for (int v = threadIdx.x; v <= nc; v += blockDim.x) p_bins[v] = bins.of_half[(200 * v) / nc];
 }
 
 // The histograms of the pixels of rows [y0, y1) x columns [x0, x1) (bin_pixel into the block's shared counts), by
@@ -689,15 +724,14 @@ __device__ __forceinline__ void bin_pixel(uint32_t sv, float v, uint32_t unc, co
 // may hold a single row). A thread issues the loads of kU pieces together, SM first, then G where SM is not 0: two
 // waits for memory a kU pieces instead of two a piece (at 512 x 512 a block of a strip is latency-bound: 8 pieces a
 // thread).
-__device__ __forceinline__ void region_histograms(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W,
+__device__ __forceinline__ void region_histograms(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W,
                                                   int x0, int x1, int y0, int y1, int tx, int ty, int ny,
-                                                  uint32_t unc, const uint8_t* bin_s, uint32_t* g_count,
-                                                  uint32_t* p_hist) {
+                                                  uint32_t unc, const uint8_t* bin_s, const uint8_t* p_bins,
+                                                  uint32_t* g_count, uint32_t* p_hist) {
   const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
   constexpr int kU = 8;
   for (int k0 = ty; k0 < pieces; k0 += kU * ny) {
-    uint32_t idx[kU], sv[kU];
-    float gv[kU];
+    uint32_t idx[kU], sv[kU], gv[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int k = k0 + u * ny;
@@ -709,10 +743,10 @@ __device__ __forceinline__ void region_histograms(const float* __restrict__ g, c
       sv[u] = in ? sm[idx[u]] : 0u;
     }
 #pragma unroll
-    for (int u = 0; u < kU; ++u) gv[u] = sv[u] ? g[idx[u]] : 0.0f;
+    for (int u = 0; u < kU; ++u) gv[u] = sv[u] ? gh[idx[u]] : 0u;
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      if (sv[u]) bin_pixel(sv[u], gv[u], unc, bin_s, g_count, p_hist);
+      if (sv[u]) bin_pixel(sv[u], gv[u], unc, bin_s, p_bins, g_count, p_hist);
   }
 }
 
@@ -1094,7 +1128,7 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 // plane is written only for the pixels of S (B >= low): its readers test that first.
 template <class Lab>
 __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p,
-                                   int slot, const uint16_t* f, uint32_t* sm, uint8_t* cmax, int x0) {
+                                   int slot, const uint16_t* f, uint16_t* sm, uint8_t* cmax, int x0) {
   const int W = p.width;
   uint8_t* plane = slot >= 0 ? cmax + size_t(slot) * W * c.H : nullptr;
   for_chunk_pixels(ch, c.tx, c.r0, [&](uint32_t k) {
@@ -1103,7 +1137,7 @@ __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, cons
     const size_t gi = size_t(c.r0 + int(k / kStripWidth)) * W + x;
     const uint32_t mx = strip_max(L, c.lab[k]);
     const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(c.codes[k])]);
-    if (add) atomicAdd(sm + gi, add);
+    if (add) sm_add(sm, gi, add);
     if (plane) plane[gi] = uint8_t(mx);
   });
 }
@@ -1111,7 +1145,7 @@ __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, cons
 // With a slot for the layer's low, plane `slot` of cmax (W x H bytes each) gets maxA of the pixel's
 // component for the pixels of S, 0 elsewhere: the final pass reads its edge map from it.
 // One (strip, layer) pair of the counting pass in a block (strip_count_kernel, strip_count_redo_kernel).
-__device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers& ls, uint32_t* sm, uint8_t* cmax,
+__device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers& ls, uint16_t* sm, uint8_t* cmax,
                                            int cap, int strip, int l, uint32_t* strip_lab, uint16_t* f) {
   const int W = p.width, x0 = strip * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
@@ -1123,7 +1157,7 @@ __device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers
   strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
 }
 __global__ void __launch_bounds__(kStripThreads)
-strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap) {
+strip_count_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
@@ -1134,7 +1168,7 @@ strip_count_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restric
 // pairs and every gridDim.x-th after it, and labels the marked ones as strip_count_kernel does. When none is marked
 // (the word after the marks is 0: most calls) every block leaves at once.
 __global__ void __launch_bounds__(kStripThreads)
-strip_count_redo_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap,
+strip_count_redo_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
                         const uint32_t* __restrict__ redo) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
@@ -1195,7 +1229,7 @@ struct ListRows {
 };
 
 __global__ void __launch_bounds__(kStripThreads, 2)
-strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int cap,
+strip_count_listed_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
                           uint32_t* __restrict__ redo) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
@@ -1260,7 +1294,7 @@ strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __
     const uint32_t mx = w >= ListLabels::kAccW ? (w & 0xffu) : (L.load(w) & 0xffu);
     const size_t gi = size_t(k / kStripWidth) * W + x0 + k % kStripWidth;
     const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(codes[k])]);
-    if (add) atomicAdd(sm + gi, add);
+    if (add) sm_add(sm, gi, add);
     if (plane) plane[gi] = uint8_t(mx);
   }
 }
@@ -1270,7 +1304,7 @@ strip_count_listed_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __
 // [k, k + 1) * block_rows of the strip in its shared memory, and the labels form one union-find over the
 // cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
 __global__ void __launch_bounds__(kStripThreads, 2)
-strip_count_cluster_kernel(CclParams p, StripLayers ls, uint32_t* sm, uint8_t* __restrict__ cmax, int block_rows,
+strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int block_rows,
                            uint32_t magic, int cap) {
   after_previous();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1394,7 +1428,7 @@ __global__ void __launch_bounds__(kStripBorderThreads) ccl_strip_border_kernel(C
 //   otherwise (a low without a plane: more lows than planes, or a grid value that is not a low of the set;
 //     the host gives the dynamic shared memory of a strip then, strip_smem_bytes): the strip is labelled here.
 __global__ void __launch_bounds__(kStripThreads)
-strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __restrict__ sm, int nc, int nx,
+strip_final_kernel(CclParams p, const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int nc, int nx,
                    int fb_low, int fb_high, Bins bins, LowSlots slots, const uint8_t* __restrict__ cmax,
                    ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch, int cap) {
   after_previous();
@@ -1402,6 +1436,7 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
   __shared__ uint8_t bin_s[kHalfSteps + 1];
+  __shared__ uint8_t p_bins[kMaxCandidates + 1];
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
@@ -1411,9 +1446,10 @@ strip_final_kernel(CclParams p, const float* __restrict__ g, const uint32_t* __r
     p_hist[j] = 0;
   }
   for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
+  fill_p_bins(bins, nc, p_bins);
   __syncthreads();
-  region_histograms(g, sm, W, x0, min(W, x0 + kStripWidth), 0, c.H, c.tx, c.ty, c.ny, uint32_t(nc), bin_s, g_count,
-                    p_hist);
+  region_histograms(gh, sm, W, x0, min(W, x0 + kStripWidth), 0, c.H, c.tx, c.ty, c.ny, uint32_t(nc), bin_s, p_bins,
+                    g_count, p_hist);
   __syncthreads();
   if (threadIdx.x == 0) {
     pair = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
@@ -1523,32 +1559,35 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
 // x0 = r * rcols; its rows are split over gridDim.y blocks, which add their shared-memory counts to the
 // region's global counts (hist: per region 2 x (kMaxThreshold + 2) words, zero on entry); the last block of
 // the region (counter done[r]) picks the pair. Writes pairs[r], or every one of the ns entries when `all`.
-
-__global__ void __launch_bounds__(kSelectThreads)
-select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int W, int H, int rcols, int nc,
+// Four blocks a multiprocessor (32 registers; ptxas takes 38 without the minimum, three blocks): the kernel is bound by
+// the latency of its loads.
+__global__ void __launch_bounds__(kSelectThreads, 4)
+select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W, int H, int rcols, int nc,
               int nx, int fb_low, int fb_high, Bins bins, ThresholdPair* pairs, int ns, int all, uint32_t* hist,
               uint32_t* done) {
   after_previous();
   __shared__ uint32_t g_count[kMaxThreshold + 2];
   __shared__ uint32_t p_hist[kMaxThreshold + 2];
   __shared__ uint8_t bin_s[kHalfSteps + 1];
+  __shared__ uint8_t p_bins[kMaxCandidates + 1];
   __shared__ bool last;
   for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
     g_count[j] = 0;
     p_hist[j] = 0;
   }
   for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
+  fill_p_bins(bins, nc, p_bins);
   __syncthreads();
   const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols);
   const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
-  region_histograms(g, sm, W, x0, x1, y0, y1, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
-                    int(blockDim.x / kStripWidth), uint32_t(nc), bin_s, g_count, p_hist);
+  region_histograms(gh, sm, W, x0, x1, y0, y1, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
+                    int(blockDim.x / kStripWidth), uint32_t(nc), bin_s, p_bins, g_count, p_hist);
   __syncthreads();
-  uint32_t* gh = hist + size_t(blockIdx.x) * kHistWords;
+  uint32_t* rh = hist + size_t(blockIdx.x) * kHistWords;
   if (gridDim.y > 1) {
     for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
-      if (g_count[j]) atomicAdd(gh + j, g_count[j]);
-      if (p_hist[j]) atomicAdd(gh + kMaxThreshold + 2 + j, p_hist[j]);
+      if (g_count[j]) atomicAdd(rh + j, g_count[j]);
+      if (p_hist[j]) atomicAdd(rh + kMaxThreshold + 2 + j, p_hist[j]);
     }
     __threadfence();
     __syncthreads();
@@ -1557,8 +1596,8 @@ select_kernel(const float* __restrict__ g, const uint32_t* __restrict__ sm, int 
     if (!last) return;
     __threadfence();
     for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
-      g_count[j] = __ldcg(gh + j);
-      p_hist[j] = __ldcg(gh + kMaxThreshold + 2 + j);
+      g_count[j] = __ldcg(rh + j);
+      p_hist[j] = __ldcg(rh + kMaxThreshold + 2 + j);
     }
     __syncthreads();
   }
@@ -1588,7 +1627,8 @@ dim3 quad_grid(int W, int H) { return dim3((W / 4 + kTileX - 1) / kTileX, (H + k
 
 // Steps 1-3 into g (pitch g_pitch); arguments already checked.
 gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const Taps& taps, float* g, int g_pitch,
-                            uint16_t* q, uint32_t* sm_zero, int zero_words, const Workspace& ws, cudaStream_t stream) {
+                            uint8_t* gh, uint16_t* q, uint16_t* sm_zero, int zero_words, const Workspace& ws,
+                            cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
   const dim3 tiles((W + kTileX - 1) / kTileX, (H + kFrontRows - 1) / kFrontRows);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
@@ -1598,12 +1638,12 @@ gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const T
                                                    front_kernel<4>, front_kernel<5>, front_kernel<6>};
   kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
-  if (quad_rows(W, g_pitch, g, 16)) {
+  if (g ? quad_rows(W, g_pitch, g, 16) : W % 4 == 0) {  // gh, q and sm_zero: pitch W, 256-byte aligned
     GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, codes_kernel<4>, ws.mk, ws.max2, W, H, g,
-                                     g_pitch, q, sm_zero, ws.hist, zero_words));
+                                     g_pitch, gh, q, sm_zero, ws.hist, zero_words));
   } else {
-    GPUEC_CUDA_CHECK(gpu::launch_pdl({grid, block, 0, stream}, codes_kernel<1>, ws.mk, ws.max2, W, H, g, g_pitch, q,
-                                     sm_zero, ws.hist, zero_words));
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({grid, block, 0, stream}, codes_kernel<1>, ws.mk, ws.max2, W, H, g, g_pitch, gh,
+                                     q, sm_zero, ws.hist, zero_words));
   }
   return {};
 }
@@ -1762,7 +1802,7 @@ gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int 
   if (gaussian_taps(sigma, taps.w, &taps.r) != kOk) return GPUEC_CUDA_INVALID();
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
-  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, nullptr, 0, ws, stream);
+  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, nullptr, nullptr, 0, ws, stream);
 }
 
 gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int pitch, const Options& options,
@@ -1828,8 +1868,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
   const int zero_words = strips ? int(hist_words(size_t(ns))) : kHistWords + 1;
-  if (const gpu::CudaError e = run_gradient(src, W, H, pitch, taps, ws.g, W, ws.q,
-                                            block_strips || cluster_strips ? ws.sm : nullptr, zero_words, ws, stream))
+  if (const gpu::CudaError e =
+          run_gradient(src, W, H, pitch, taps, nullptr, W, mode == ThresholdMode::kFixed ? nullptr : ws.gh, ws.q,
+                       block_strips || cluster_strips ? ws.sm : nullptr, zero_words, ws, stream))
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
@@ -1937,7 +1978,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       ++batch;
     }
     if (final_smem) {  // a pair's low may need labelling again: one block a strip does it all
-      GPUEC_CUDA_CHECK(gpu::launch_pdl({ns, kStripThreads, final_smem, stream}, strip_final_kernel, p, ws.g, ws.sm, nc,
+      GPUEC_CUDA_CHECK(gpu::launch_pdl({ns, kStripThreads, final_smem, stream}, strip_final_kernel, p, ws.gh, ws.sm, nc,
                                        nx, fb_low, fb_high, bins, slots, cmax, pairs, edges, edges_pitch,
                                        strip_list_cap(H, final_smem)));
       return {};
@@ -1948,7 +1989,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
-    GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.g, ws.sm, W,
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.gh, ws.sm, W,
                                      H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
                                      ws.hist + size_t(nregions) * kHistWords));
     if (block_strips || cluster_strips) {  // every pair's low has its maxima in cmax (or equals the high)
