@@ -1,0 +1,90 @@
+// canny-lows-work: how much labelling the strip mode's per-low counting does for a candidate set, on the benchmark
+// images (docs/benchmarks.md, issue 18, tenth session). The counting kernels label S(low) = {B >= low} of every
+// strip once for every distinct low of the set, and their work goes with the pixels of S and the rows holding any
+// (a warp's row loop skips a row without S for one vote). This prints, per image, the sum over the set's lows of
+// |S(low)| and of the strip rows with S, over the pixel count, for C_0.03 and C_0.01 and their ratio: what C_0.01's
+// counting costs against C_0.03's, whatever the kernel, as long as it labels each low. CPU only (the CPU twin's G
+// and canny::threshold_codes); images from GPUEC_SHARED_DIR (images/standard) as canny-bench-gpu, and the same
+// synthetic 1080p and 2160p frames.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench_images.h"
+#include "canny/canny.h"
+#include "pgm.h"
+
+namespace {
+
+struct Work {
+  double pixels = 0, rows = 0;  // sums over the lows of |S(low)| and of the strip rows (32 columns) with S(low)
+};
+
+// Work of the lows of `candidates` on the codes B (w x h), strips of 32 columns.
+Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<canny::CandidatePair>& candidates) {
+  bool has[canny::kMaxThreshold + 1] = {};
+  for (const canny::CandidatePair& c : candidates) has[c.low] = true;
+  Work out;
+  for (int lo = 1; lo <= canny::kMaxThreshold; ++lo) {
+    if (!has[lo]) continue;
+    for (int x0 = 0; x0 < w; x0 += 32)
+      for (int y = 0; y < h; ++y) {
+        int n = 0;
+        for (int x = x0; x < w && x < x0 + 32; ++x) n += b[size_t(y) * w + x] >= lo;
+        out.pixels += n;
+        out.rows += n > 0;
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: %s (images from GPUEC_SHARED_DIR/images/standard, if set)\n", argv[0]);
+    return 1;
+  }
+  std::vector<canny_bench::Image> images;
+  if (const char* dir = std::getenv("GPUEC_SHARED_DIR")) {
+    for (const char* n : {"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"}) {
+      canny_bench::Image im;
+      im.name = n;
+      if (canny_test::read_pgm(std::string(dir) + "/images/standard/" + n, &im.w, &im.h, &im.px))
+        images.push_back(std::move(im));
+    }
+  }
+  images.push_back(canny_bench::synthetic("synthetic_1920x1080", 1920, 1080, 1));
+  images.push_back(canny_bench::synthetic("synthetic_3840x2160", 3840, 2160, 2));
+  std::vector<canny::CandidatePair> c03(canny::kMaxCandidates), c01(canny::kMaxCandidates);
+  c03.resize(size_t(canny::make_candidate_set(3, c03.data(), int(c03.size()))));
+  c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
+  std::printf("# sigma 1.0; px: the sum over the set's lows of |S(low)| over the pixels; rows: the sum over the lows of\n"
+              "# the strip rows (32 columns) holding a pixel of S(low), over the strip rows\n");
+  std::printf("%-22s %6s %9s %9s %6s %11s %11s %6s\n", "image", "S(1)", "px C_0.03", "px C_0.01", "ratio",
+              "rows C_0.03", "rows C_0.01", "ratio");
+  for (const canny_bench::Image& im : images) {
+    std::vector<float> g(size_t(im.w) * im.h);
+    std::vector<uint8_t> work(canny::workspace_bytes_ref(im.w, im.h));
+    if (canny::gradient_map_ref(im.px.data(), im.w, im.h, im.w, 1.0f, g.data(), im.w, work.data(), work.size()) !=
+        canny::kOk) {
+      std::fprintf(stderr, "canny-lows-work: %s: gradient_map_ref failed\n", im.name.c_str());
+      return 2;
+    }
+    float t[canny::kMaxThreshold + 1];
+    for (int k = 0; k <= canny::kMaxThreshold; ++k) t[k] = float(k) / 100.0f;
+    std::vector<uint8_t> codes_b(g.size());
+    size_t s1 = 0;  // |S(1)|
+    for (size_t i = 0; i < g.size(); ++i) {
+      codes_b[i] = uint8_t(g[i] > 0.0f ? canny::threshold_codes(g[i], t) >> 8 : 0u);
+      s1 += codes_b[i] >= 1;
+    }
+    const double n = double(im.w) * im.h, strip_rows = double((im.w + 31) / 32) * im.h;
+    const Work a = lows_work(codes_b, im.w, im.h, c03), b = lows_work(codes_b, im.w, im.h, c01);
+    std::printf("%-22s %5.1f%% %9.3f %9.3f %6.2f %11.3f %11.3f %6.2f\n", im.name.c_str(), 100.0 * double(s1) / n,
+                a.pixels / n, b.pixels / n, b.pixels / a.pixels, a.rows / strip_rows, b.rows / strip_rows,
+                b.rows / a.rows);
+  }
+  return 0;
+}
