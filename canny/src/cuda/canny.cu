@@ -104,8 +104,9 @@ __host__ __device__ constexpr T redo_any(T ns) {
 size_t hist_words(size_t ns) { return ns * (kHistWords + 1) + redo_any(ns) + 1; }
 
 // Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
-// the workspace stays within 64 bytes per pixel up to 1080p and about 46 bytes per pixel up to 4096 x 4096 (for
-// frames at least 8 pixels wide: narrower ones need more for the tile path's bit rows, tile_root_words).
+// the workspace stays within 73 bytes per pixel up to 1080p (64 of them the label planes), 41 up to 16 Mpixels and
+// 17 beyond (for frames at least 8 pixels wide: narrower ones need more for the tile path's bit rows,
+// tile_root_words).
 // In strip mode the same memory holds one byte plane of component maxima per low: 32 up to 16 Mpixels, which
 // covers C_0.01's 25 lows.
 int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 4 : 1); }
