@@ -60,8 +60,9 @@ int main(int argc, char** argv) {
   std::vector<canny::CandidatePair> c03(canny::kMaxCandidates), c01(canny::kMaxCandidates);
   c03.resize(size_t(canny::make_candidate_set(3, c03.data(), int(c03.size()))));
   c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
-  std::printf("# sigma 1.0; px: the sum over the set's lows of |S(low)| over the pixels; rows: the sum over the lows of\n"
-              "# the strip rows (32 columns) holding a pixel of S(low), over the strip rows\n");
+  std::printf(
+      "# sigma 1.0; px: the sum over the set's lows of |S(low)| over the pixels; rows: the sum over the lows of\n"
+      "# the strip rows (32 columns) holding a pixel of S(low), over the strip rows\n");
   std::printf("%-22s %6s %9s %9s %6s %11s %11s %6s\n", "image", "S(1)", "px C_0.03", "px C_0.01", "ratio",
               "rows C_0.03", "rows C_0.01", "ratio");
   for (const canny_bench::Image& im : images) {

@@ -21,12 +21,12 @@
 // 1184 rows in its shared memory (where its labels and codes are too many for two blocks a multiprocessor, about 600
 // to 1100 rows on an H100 or H200, and the blocks outnumber the multiprocessors, the union-find is kept over the
 // warps' lists of pixels of S instead of a label a pixel, so that two blocks share one: strip_count_listed_kernel;
-// a block whose lists overflow leaves its pair to the per-pixel labelling after it); taller strips are labelled by a cluster of up to 8 blocks (the rows split
-// evenly, at most about 600 a block so that two blocks share a multiprocessor: up to 4808 rows on an H100 or
-// H200; one union-find over the cluster's distributed shared memory; sm_90). Either keeps each
-// pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several blocks per strip
-// build the histograms and the last picks the pair (select_kernel), then a thread per pixel writes the edge
-// map from the plane of the pair's low. Where a pair's low may have no plane (a candidate set with more lows
+// a block whose lists overflow leaves its pair to the per-pixel labelling after it); taller strips are labelled by a
+// cluster of up to 8 blocks (the rows split evenly, at most about 600 a block so that two blocks share a
+// multiprocessor: up to 4808 rows on an H100 or H200; one union-find over the cluster's distributed shared memory;
+// sm_90). Either keeps each pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several
+// blocks per strip build the histograms and the last picks the pair (select_kernel), then a thread per pixel writes
+// the edge map from the plane of the pair's low. Where a pair's low may have no plane (a candidate set with more lows
 // than planes, or a grid value that is not a low; never the standard sets), one block per strip labels
 // again (up to 1184 rows). The row limits shrink with the device's shared memory per block (about 840 rows
 // for one block on an A100), and clusters need a device of compute capability 9.0 or more running code built

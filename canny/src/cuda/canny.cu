@@ -725,8 +725,8 @@ __device__ __forceinline__ void fill_p_bins(const Bins& bins, int nc, uint8_t* p
 // may hold a single row). A thread issues the loads of kU pieces together, SM first, then G where SM is not 0: two
 // waits for memory a kU pieces instead of two a piece (at 512 x 512 a block of a strip is latency-bound: 8 pieces a
 // thread).
-__device__ __forceinline__ void region_histograms(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W,
-                                                  int x0, int x1, int y0, int y1, int tx, int ty, int ny,
+__device__ __forceinline__ void region_histograms(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm,
+                                                  int W, int x0, int x1, int y0, int y1, int tx, int ty, int ny,
                                                   uint32_t unc, const uint8_t* bin_s, const uint8_t* p_bins,
                                                   uint32_t* g_count, uint32_t* p_hist) {
   const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
@@ -1990,8 +1990,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
-    GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.gh, ws.sm, W,
-                                     H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.gh, ws.sm,
+                                     W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
                                      ws.hist + size_t(nregions) * kHistWords));
     if (block_strips || cluster_strips) {  // every pair's low has its maxima in cmax (or equals the high)
       if (quad_rows(W, edges_pitch, edges, 4)) {
