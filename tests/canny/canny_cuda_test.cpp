@@ -384,6 +384,10 @@ TEST(CannyCuda, CustomCandidateSets) {
   std::vector<CandidatePair> all_lows;  // 99 distinct lows: more than the planes of component maxima
   for (int low = 1; low < 100; ++low) all_lows.push_back({uint8_t(low), uint8_t(low + 1)});
   sets.push_back(all_lows);
+  std::vector<CandidatePair> every_pair;  // kMaxCandidates: SM up to 4950, the most its 16 bits a pixel hold
+  for (int low = 1; low < 100; ++low)
+    for (int high = low + 1; high <= 100; ++high) every_pair.push_back({uint8_t(low), uint8_t(high)});
+  sets.push_back(every_pair);
   for (const auto& set : sets)
     for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame}) {
       Config c;
