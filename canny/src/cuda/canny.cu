@@ -75,7 +75,7 @@ struct Workspace {
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
 
 // What the histograms (bin_pixel) read of a value v of G: its half step h = floor(200 v) (canny.h NUMBERS, the x grid)
-// plus one for 0 < v <= 1, 0 elsewhere (no bin holds v), a byte (h <= kHalfSteps = 200) where v is four.
+// plus one for 0 < v <= 1, 0 elsewhere (no bin holds v): a byte a pixel (h <= kHalfSteps = 200) where v takes four.
 __device__ __forceinline__ uint8_t g_half(float v) {
   return v > 0.0f && v <= 1.0f ? uint8_t(int(__fmul_rn(v, 200.0f)) + 1) : uint8_t(0);
 }
