@@ -689,14 +689,13 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p,
   for (int y = blockIdx.y * rows + threadIdx.y; y < y1; y += kTileY) {
     const size_t i = size_t(y) * p.width + x;
     const uint32_t code = p.q[i], a = code & 0xffu, b = code >> 8;
-    uint32_t s = 0;
+    uint32_t s = accumulate ? uint32_t(sm[i]) : 0u;  // loaded with the code, not after the layers' loads
 #pragma unroll  // the layers' loads are independent: issued together
     for (int l = 0; l < kMaxLayers; ++l) {
       if (l >= nl || b < p.layers.low[l]) continue;
       const uint32_t m = comp_max(p.lab + size_t(l) * n, p.mx + size_t(l) * n, uint32_t(i));
       s += uint32_t(f[l][m]) - uint32_t(f[l][a]);
     }
-    if (accumulate) s += sm[i];
     sm[i] = uint16_t(s);
   }
 }
