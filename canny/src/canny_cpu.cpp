@@ -266,39 +266,46 @@ inline int32_t find_offset(int32_t* parent, int32_t* acc, int32_t x, int32_t* be
   return r;
 }
 
-// SM (w x height, pitch w) of the region of columns [x0, x0 + w) of g.
-void one_pass_sm(const float* g, int g_pitch, int x0, int w, int height, const LowPass& lp, LowPassScratch& sc,
-                 uint32_t* sm) {
-  constexpr int kV = kMaxThreshold + 1;
-  const int n = lp.n;
-  const size_t np = size_t(w) * height;
-  int32_t* parent = sc.parent.data();
-  int32_t* acc = sc.acc.data();
-  int32_t* size = sc.size.data();
-  uint8_t* a = sc.a.data();
-  uint8_t* level = sc.level.data();
-  uint8_t* mx = sc.mx.data();
-  // The codes, each pixel's first low (n: in no S), and the pixels by first low (a counting sort).
-  int32_t start[kV + 1] = {};
-  for (int y = 0; y < height; ++y) {
+// one_pass_sm in steps over rows, so that frame mode can run all but the union-find on bands of rows in parallel
+// (CpuDetector::detect); a region of w columns from x0 of g (pitch g_pitch), pixel (x, y) at index y * w + x of
+// the scratch. Rows [y0, y1) each:
+//   low_pass_codes: the codes, each pixel's first low (level; lp.n: in no S) and parent -1 (not in S yet), and the
+//     pixels of each level counted into count[level + 1];
+//   low_pass_order: the pixels of each level written to order from next[level] on (a counting sort's second pass);
+//   low_pass_sums: SM (row y at sm + y * w): each pixel's path sum less own[level][A]; it only reads the union-find,
+//     so bands may run at once.
+// low_pass_levels is the union-find itself, over the whole region (one thread), between the order and the sums.
+void low_pass_codes(const float* g, int g_pitch, int x0, int w, int y0, int y1, const LowPass& lp, LowPassScratch& sc,
+                    int32_t* count) {
+  for (int y = y0; y < y1; ++y) {
     const float* row = g + size_t(y) * g_pitch + x0;
     for (int x = 0; x < w; ++x) {
       const float v = row[x];
       const uint32_t code = v > 0.0f ? threshold_codes(v, lp.t) : 0u;
       const size_t i = size_t(y) * w + x;
-      a[i] = uint8_t(code & 0xffu);
-      level[i] = lp.level_of[code >> 8];
-      parent[i] = -1;  // not in S yet
-      ++start[level[i] + 1];
+      sc.a[i] = uint8_t(code & 0xffu);
+      sc.level[i] = lp.level_of[code >> 8];
+      sc.parent[i] = -1;
+      ++count[sc.level[i] + 1];
     }
   }
-  for (int i = 0; i < n; ++i) start[i + 1] += start[i];
-  {
-    int32_t next[kV + 1];
-    std::copy(start, start + n + 1, next);
-    for (size_t i = 0; i < np; ++i)
-      if (level[i] < n) sc.order[size_t(next[level[i]]++)] = int32_t(i);
-  }
+}
+
+void low_pass_order(int w, int y0, int y1, const LowPass& lp, LowPassScratch& sc, int32_t* next) {
+  const size_t e = size_t(y1) * w;
+  for (size_t i = size_t(y0) * w; i < e; ++i)
+    if (sc.level[i] < lp.n) sc.order[size_t(next[sc.level[i]]++)] = int32_t(i);
+}
+
+// start[l] .. start[l + 1]: level l's pixels in sc.order.
+void low_pass_levels(int w, int height, const LowPass& lp, LowPassScratch& sc, const int32_t* start) {
+  constexpr int kV = kMaxThreshold + 1;
+  const int n = lp.n;
+  int32_t* parent = sc.parent.data();
+  int32_t* acc = sc.acc.data();
+  int32_t* size = sc.size.data();
+  const uint8_t* a = sc.a.data();
+  uint8_t* mx = sc.mx.data();
   auto unite = [&](int32_t p, int32_t q) {
     int32_t sp, sq;
     int32_t rp = find_offset(parent, acc, p, &sp), rq = find_offset(parent, acc, q, &sq);
@@ -345,15 +352,38 @@ void one_pass_sm(const float* g, int g_pitch, int x0, int w, int height, const L
       }
     roots.resize(kept);
   }
-  for (size_t i = 0; i < np; ++i) {
-    if (level[i] >= n) {
+}
+
+void low_pass_sums(int w, int y0, int y1, const LowPass& lp, const LowPassScratch& sc, uint32_t* sm) {
+  constexpr int kV = kMaxThreshold + 1;
+  const int32_t* parent = sc.parent.data();
+  const int32_t* acc = sc.acc.data();
+  const size_t e = size_t(y1) * w;
+  for (size_t i = size_t(y0) * w; i < e; ++i) {
+    if (sc.level[i] >= lp.n) {
       sm[i] = 0;
       continue;
     }
-    int32_t below;
-    const int32_t r = find_offset(parent, acc, int32_t(i), &below);
-    sm[i] = uint32_t(below + acc[r] - int32_t(lp.own[size_t(level[i]) * kV + a[i]]));
+    int32_t s = 0, r = int32_t(i);  // the offsets on the path, the root's included
+    for (;; r = parent[r]) {
+      s += acc[r];
+      if (parent[r] == r) break;
+    }
+    sm[i] = uint32_t(s - int32_t(lp.own[size_t(sc.level[i]) * kV + sc.a[i]]));
   }
+}
+
+// SM (w x height, pitch w) of the region of columns [x0, x0 + w) of g, on one thread.
+void one_pass_sm(const float* g, int g_pitch, int x0, int w, int height, const LowPass& lp, LowPassScratch& sc,
+                 uint32_t* sm) {
+  int32_t start[kMaxThreshold + 2] = {};
+  low_pass_codes(g, g_pitch, x0, w, 0, height, lp, sc, start);
+  for (int i = 0; i < lp.n; ++i) start[i + 1] += start[i];
+  int32_t next[kMaxThreshold + 2];
+  std::copy(start, start + lp.n + 1, next);
+  low_pass_order(w, 0, height, lp, sc, next);
+  low_pass_levels(w, height, lp, sc, start);
+  low_pass_sums(w, 0, height, lp, sc, sm);
 }
 
 }  // namespace
@@ -392,6 +422,12 @@ struct CpuDetector::State {
   bool one_pass = false;
   LowPass low_pass;
   std::vector<LowPassScratch> low_scratch;
+  // kFrame's steps on bands of rows (frame_sm): per band, the pixels of each level (count[level + 1]), then where
+  // its pixels of each level go in the order (next[level]); the levels' starts; per band the grid's histograms.
+  static constexpr int kLevelWords = kMaxThreshold + 2;
+  std::vector<int32_t> band_count, band_next;
+  int32_t level_start[kLevelWords] = {};
+  std::vector<uint32_t> band_hist;  // per band g_count, then p_hist (kMaxThreshold + 1 each)
   std::unique_ptr<CpuPool> pool;
   // The frame being detected.
   const uint8_t* src = nullptr;
@@ -498,6 +534,57 @@ struct CpuDetector::State {
         st.g[row + x] = (mc > forward && mc >= backward) ? mc / st.mmax : 0.0f;
       }
     }
+  }
+
+  // kFrame: SM of the whole frame in one pass over the lows (one_pass_sm's steps) and the pair, with all but the
+  // union-find (low_pass_levels, on the calling thread) on bands of rows on the pool: the same SM and pair.
+  ThresholdPair frame_pair() {
+    constexpr int kH = kMaxThreshold + 1;
+    const int n = low_pass.n;
+    pool->run(bands, [](void* ctx, int band, int) {
+      State& st = *static_cast<State*>(ctx);
+      int y0, y1;
+      st.rows_of(band, &y0, &y1);
+      int32_t* count = &st.band_count[size_t(band) * kLevelWords];
+      std::fill(count, count + kLevelWords, 0);
+      low_pass_codes(st.g.data(), st.width, 0, st.width, y0, y1, st.low_pass, st.low_scratch[0], count);
+    }, this);
+    // Level l's pixels from level_start[l], band b's of them after those of the bands above it (row order, as one
+    // thread would write them).
+    level_start[0] = 0;
+    for (int l = 0; l < n; ++l) {
+      int32_t at = level_start[l];
+      for (int b = 0; b < bands; ++b) {
+        band_next[size_t(b) * kLevelWords + l] = at;
+        at += band_count[size_t(b) * kLevelWords + l + 1];
+      }
+      level_start[l + 1] = at;
+    }
+    pool->run(bands, [](void* ctx, int band, int) {
+      State& st = *static_cast<State*>(ctx);
+      int y0, y1;
+      st.rows_of(band, &y0, &y1);
+      low_pass_order(st.width, y0, y1, st.low_pass, st.low_scratch[0], &st.band_next[size_t(band) * kLevelWords]);
+    }, this);
+    low_pass_levels(width, height, low_pass, low_scratch[0], level_start);
+    pool->run(bands, [](void* ctx, int band, int) {
+      State& st = *static_cast<State*>(ctx);
+      int y0, y1;
+      st.rows_of(band, &y0, &y1);
+      low_pass_sums(st.width, y0, y1, st.low_pass, st.low_scratch[0], st.sm.data());
+      uint32_t* h = &st.band_hist[size_t(band) * 2 * kH];
+      std::fill(h, h + 2 * kH, 0u);
+      add_histograms(st.g.data(), st.width, 0, st.width, y0, y1, st.sm.data(), int64_t(st.candidates.size()), st.bins,
+                     h, h + kH);
+    }, this);
+    uint32_t g_count[kH] = {}, p_hist[kH] = {};
+    for (int b = 0; b < bands; ++b)
+      for (int x = 0; x < kH; ++x) {
+        g_count[x] += band_hist[size_t(b) * 2 * kH + x];
+        p_hist[x] += band_hist[size_t(b) * 2 * kH + kH + x];
+      }
+    int d[kH];
+    return pick_pair(g_count, p_hist, limits.nx, d, limits.fb_low, limits.fb_high);
   }
 
   // kStrip: Medina-Carnicer's pair and the hysteresis of one strip (select_thresholds_ref and hysteresis_ref
@@ -609,6 +696,11 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
         st->low_scratch.resize(size_t(scratch_copies));
         for (LowPassScratch& sc : st->low_scratch) sc.resize(st->scratch_pixels);
       }
+      if (mode == ThresholdMode::kFrame) {
+        st->band_count.resize(size_t(st->bands) * State::kLevelWords);
+        st->band_next.resize(size_t(st->bands) * State::kLevelWords);
+        st->band_hist.resize(size_t(st->bands) * 2 * (kMaxThreshold + 1));
+      }
     }
     if (mode == ThresholdMode::kStrip) {
       bool has[kMaxThreshold + 1] = {};
@@ -662,11 +754,7 @@ int CpuDetector::detect(const uint8_t* src, int pitch, uint8_t* edges, int edges
   }
   ThresholdPair p = st.options.fixed;
   p.found = 1;
-  if (st.options.mode == ThresholdMode::kFrame) {
-    one_pass_sm(st.g.data(), width, 0, width, height, st.low_pass, st.low_scratch[0], st.sm.data());
-    p = pair_of_sm(st.g.data(), width, 0, width, height, st.sm.data(), int64_t(st.candidates.size()), st.bins,
-                   st.limits);
-  }
+  if (st.options.mode == ThresholdMode::kFrame) p = st.frame_pair();
   for (int s = 0; s < ns; ++s) pairs[s] = p;
   return hysteresis_ref(st.g.data(), width, width, height, 0, width, p.low, p.high, edges, edges_pitch,
                         st.stack.data());

@@ -8,7 +8,8 @@
 //   pick_limits (host): what pick_pair takes from the candidate set (nx and the fallback pair), for both twins
 //   and the fast path (canny_cpu.cpp); low_counts (host): F_low, the candidates of a low by high.
 //   pair_of_sm (host): the step before pick_pair on the CPU, shared by the twin's select_thresholds_ref and the
-//   fast path: the grid's histograms |F(x)| and Prob's from SM, then pick_pair.
+//   fast path: the grid's histograms |F(x)| and Prob's from SM (add_histograms, which the fast path's frame mode
+//   runs on bands of rows), then pick_pair.
 #pragma once
 
 #include <cstddef>
@@ -69,14 +70,12 @@ inline PickLimits pick_limits(const CandidatePair* candidates, int n) {
   return l;
 }
 
-// The pair of the region [x0, x0 + w) x [0, height) of g (row y at g + y * g_pitch) from its SM (row y at
-// sm + y * w: how many of the nc candidates link each pixel): the histograms on the grid of bins (canny.h
-// NUMBERS, "THE x GRID"), then pick_pair with the candidate set's limits.
-inline ThresholdPair pair_of_sm(const float* g, int g_pitch, int x0, int w, int height, const uint32_t* sm, int64_t nc,
-                                const Bins& bins, const PickLimits& limits) {
-  uint32_t g_count[kMaxThreshold + 1] = {};  // |F(x)|
-  uint32_t p_hist[kMaxThreshold + 1] = {};   // #{p : binProb(p) == x}
-  for (int y = 0; y < height; ++y) {
+// Adds the pixels of rows [y0, y1) of the region [x0, x0 + w) of g (row y at g + y * g_pitch) to the grid's
+// histograms (canny.h NUMBERS, "THE x GRID"): |F(x)| into g_count and #{p : binProb(p) == x} into p_hist (each
+// kMaxThreshold + 1 counts), from SM (row y at sm + y * w: how many of the nc candidates link each pixel).
+inline void add_histograms(const float* g, int g_pitch, int x0, int w, int y0, int y1, const uint32_t* sm, int64_t nc,
+                           const Bins& bins, uint32_t* g_count, uint32_t* p_hist) {
+  for (int y = y0; y < y1; ++y) {
     const float* grow = g + static_cast<size_t>(y) * g_pitch + x0;
     const uint32_t* smrow = sm + static_cast<size_t>(y) * w;
     for (int x = 0; x < w; ++x) {
@@ -89,6 +88,15 @@ inline ThresholdPair pair_of_sm(const float* g, int g_pitch, int x0, int w, int 
       if (bin_g && 100 * s >= int64_t(bin_g) * nc) ++g_count[bin_g];
     }
   }
+}
+
+// The pair of the region [x0, x0 + w) x [0, height) of g from its SM (add_histograms over all its rows), then
+// pick_pair with the candidate set's limits.
+inline ThresholdPair pair_of_sm(const float* g, int g_pitch, int x0, int w, int height, const uint32_t* sm, int64_t nc,
+                                const Bins& bins, const PickLimits& limits) {
+  uint32_t g_count[kMaxThreshold + 1] = {};  // |F(x)|
+  uint32_t p_hist[kMaxThreshold + 1] = {};   // #{p : binProb(p) == x}
+  add_histograms(g, g_pitch, x0, w, 0, height, sm, nc, bins, g_count, p_hist);
   int d[kMaxThreshold + 1];
   return pick_pair(g_count, p_hist, limits.nx, d, limits.fb_low, limits.fb_high);
 }
