@@ -25,8 +25,9 @@
 //     largest down, each adding its pixels of S to one union-find over the strip, and after each low every
 //     root adds its count to all its members at once (an offset a node). The x grid and pick_pair (the CUDA
 //     twin's too) follow as in select_thresholds_ref, in integers; then the pair's hysteresis on bit rows.
-//   * kFrame: SM of the whole frame in the same one pass (on the calling thread), the grid and pick_pair, then
-//     the oracle's whole-frame hysteresis_ref. kFixed: the oracle's hysteresis_ref. Steps 1-3 are threaded.
+//   * kFrame: SM of the whole frame in the same one pass (its union-find on the calling thread; its codes, its
+//     pixels' order by low, its sums and the grid's histograms on bands of rows on the pool), pick_pair, then the
+//     oracle's whole-frame hysteresis_ref. kFixed: the oracle's hysteresis_ref. Steps 1-3 are threaded.
 //
 // MEMORY: CpuDetector::init allocates everything: about 17 bytes a pixel, plus per thread 4 * width bytes and
 // in kStrip 4 * 32 * height (SM) + (2 * values + 1) * 4 * height bytes (values: the distinct thresholds of the
