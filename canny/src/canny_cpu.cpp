@@ -291,6 +291,22 @@ void low_pass_codes(const float* g, int g_pitch, int x0, int w, int y0, int y1, 
   }
 }
 
+// The counting sort's offsets, from the counts of bands of rows (band b's count of level l at count[b * kLevelWords +
+// l + 1], as low_pass_codes leaves them): where band b's pixels of level l go in the order, next[b * kLevelWords + l]
+// (the bands in row order, as one thread writes them), and where level l starts, start[l] (start[n]: the end).
+constexpr int kLevelWords = kMaxThreshold + 2;
+void low_pass_offsets(const int32_t* count, int bands, int n, int32_t* next, int32_t* start) {
+  start[0] = 0;
+  for (int l = 0; l < n; ++l) {
+    int32_t at = start[l];
+    for (int b = 0; b < bands; ++b) {
+      next[size_t(b) * kLevelWords + l] = at;
+      at += count[size_t(b) * kLevelWords + l + 1];
+    }
+    start[l + 1] = at;
+  }
+}
+
 void low_pass_order(int w, int y0, int y1, const LowPass& lp, LowPassScratch& sc, int32_t* next) {
   const size_t e = size_t(y1) * w;
   for (size_t i = size_t(y0) * w; i < e; ++i)
@@ -376,11 +392,9 @@ void low_pass_sums(int w, int y0, int y1, const LowPass& lp, const LowPassScratc
 // SM (w x height, pitch w) of the region of columns [x0, x0 + w) of g, on one thread.
 void one_pass_sm(const float* g, int g_pitch, int x0, int w, int height, const LowPass& lp, LowPassScratch& sc,
                  uint32_t* sm) {
-  int32_t start[kMaxThreshold + 2] = {};
-  low_pass_codes(g, g_pitch, x0, w, 0, height, lp, sc, start);
-  for (int i = 0; i < lp.n; ++i) start[i + 1] += start[i];
-  int32_t next[kMaxThreshold + 2];
-  std::copy(start, start + lp.n + 1, next);
+  int32_t count[kLevelWords] = {}, next[kLevelWords], start[kLevelWords];
+  low_pass_codes(g, g_pitch, x0, w, 0, height, lp, sc, count);
+  low_pass_offsets(count, 1, lp.n, next, start);
   low_pass_order(w, 0, height, lp, sc, next);
   low_pass_levels(w, height, lp, sc, start);
   low_pass_sums(w, 0, height, lp, sc, sm);
@@ -422,11 +436,9 @@ struct CpuDetector::State {
   bool one_pass = false;
   LowPass low_pass;
   std::vector<LowPassScratch> low_scratch;
-  // kFrame's steps on bands of rows (frame_sm): per band, the pixels of each level (count[level + 1]), then where
-  // its pixels of each level go in the order (next[level]); the levels' starts; per band the grid's histograms.
-  static constexpr int kLevelWords = kMaxThreshold + 2;
+  // kFrame's steps on bands of rows (frame_pair): per band, kLevelWords counts and offsets (low_pass_offsets) and
+  // the grid's histograms.
   std::vector<int32_t> band_count, band_next;
-  int32_t level_start[kLevelWords] = {};
   std::vector<uint32_t> band_hist;  // per band g_count, then p_hist (kMaxThreshold + 1 each)
   std::unique_ptr<CpuPool> pool;
   // The frame being detected.
@@ -540,7 +552,6 @@ struct CpuDetector::State {
   // union-find (low_pass_levels, on the calling thread) on bands of rows on the pool: the same SM and pair.
   ThresholdPair frame_pair() {
     constexpr int kH = kMaxThreshold + 1;
-    const int n = low_pass.n;
     pool->run(bands, [](void* ctx, int band, int) {
       State& st = *static_cast<State*>(ctx);
       int y0, y1;
@@ -549,17 +560,8 @@ struct CpuDetector::State {
       std::fill(count, count + kLevelWords, 0);
       low_pass_codes(st.g.data(), st.width, 0, st.width, y0, y1, st.low_pass, st.low_scratch[0], count);
     }, this);
-    // Level l's pixels from level_start[l], band b's of them after those of the bands above it (row order, as one
-    // thread would write them).
-    level_start[0] = 0;
-    for (int l = 0; l < n; ++l) {
-      int32_t at = level_start[l];
-      for (int b = 0; b < bands; ++b) {
-        band_next[size_t(b) * kLevelWords + l] = at;
-        at += band_count[size_t(b) * kLevelWords + l + 1];
-      }
-      level_start[l + 1] = at;
-    }
+    int32_t level_start[kLevelWords];
+    low_pass_offsets(band_count.data(), bands, low_pass.n, band_next.data(), level_start);
     pool->run(bands, [](void* ctx, int band, int) {
       State& st = *static_cast<State*>(ctx);
       int y0, y1;
@@ -697,8 +699,8 @@ int CpuDetector::init(int width, int height, const Options& options, int threads
         for (LowPassScratch& sc : st->low_scratch) sc.resize(st->scratch_pixels);
       }
       if (mode == ThresholdMode::kFrame) {
-        st->band_count.resize(size_t(st->bands) * State::kLevelWords);
-        st->band_next.resize(size_t(st->bands) * State::kLevelWords);
+        st->band_count.resize(size_t(st->bands) * kLevelWords);
+        st->band_next.resize(size_t(st->bands) * kLevelWords);
         st->band_hist.resize(size_t(st->bands) * 2 * (kMaxThreshold + 1));
       }
     }
