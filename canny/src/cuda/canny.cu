@@ -74,7 +74,7 @@ struct Workspace {
 
 size_t align256(size_t n) { return (n + 255) & ~size_t(255); }
 
-// What the histograms (bin_pixel) read of a value v of G: its half step h = floor(200 v) (canny.h NUMBERS, the x grid)
+// What the histograms (BlockHistograms::add) read of a value v of G: its half step h = floor(200 v) (canny.h NUMBERS, the x grid)
 // plus one for 0 < v <= 1, 0 elsewhere (no bin holds v): a byte a pixel (h <= kHalfSteps = 200) where v takes four.
 __device__ __forceinline__ uint8_t g_half(float v) {
   return v > 0.0f && v <= 1.0f ? uint8_t(int(__fmul_rn(v, 200.0f)) + 1) : uint8_t(0);
@@ -700,25 +700,35 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p,
   }
 }
 
-// One pixel's share of Medina-Carnicer's histograms (canny.h NUMBERS, the x grid): the bin of Prob = sv / nc
-// in p_hist (p_bins[sv], made by fill_p_bins), and the bin of G (gh: g_half of it) in g_count when Prob reaches it.
-// sv <= nc <= kMaxCandidates: no overflow.
-__device__ __forceinline__ void bin_pixel(uint32_t sv, uint32_t gh, uint32_t unc, const uint8_t* bins,
-                                          const uint8_t* p_bins, uint32_t* g_count, uint32_t* p_hist) {
-  if (sv == 0) return;  // Prob = 0 is in no bin, and 100 * 0 >= x * nc never holds
-  if (const uint32_t bp = p_bins[sv]) atomicAdd(&p_hist[bp], 1u);
-  if (gh == 0) return;  // G outside (0, 1] (g_half)
-  const uint32_t bg = bins[gh - 1];
-  if (bg && 100u * sv >= bg * unc) atomicAdd(&g_count[bg], 1u);
-}
+// A block's Medina-Carnicer histograms (canny.h NUMBERS, the x grid) in shared memory, with the tables add
+// reads: the bins of G's half steps, and those of Prob = v / nc for v = 0 .. nc (SM <= nc), made once a block so that
+// no pixel divides by nc. init: every thread of the block, a barrier after.
+struct BlockHistograms {
+  uint32_t g_count[kMaxThreshold + 2];
+  uint32_t p_hist[kMaxThreshold + 2];
+  uint8_t bin_s[kHalfSteps + 1];
+  uint8_t p_bins[kMaxCandidates + 1];
+  __device__ __forceinline__ void init(const Bins& bins, int nc) {
+    for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
+      g_count[j] = 0;
+      p_hist[j] = 0;
+    }
+    for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
+    for (int v = threadIdx.x; v <= nc; v += blockDim.x) p_bins[v] = bins.of_half[(200 * v) / nc];
+    __syncthreads();
+  }
+  // One pixel's share: the bin of Prob = sv / nc in p_hist, and the bin of G (gh: g_half of it) in g_count when Prob
+  // reaches it. sv <= nc <= kMaxCandidates: no overflow.
+  __device__ __forceinline__ void add(uint32_t sv, uint32_t gh, uint32_t unc) {
+    if (sv == 0) return;  // Prob = 0 is in no bin, and 100 * 0 >= x * nc never holds
+    if (const uint32_t bp = p_bins[sv]) atomicAdd(&p_hist[bp], 1u);
+    if (gh == 0) return;  // G outside (0, 1] (g_half)
+    const uint32_t bg = bin_s[gh - 1];
+    if (bg && 100u * sv >= bg * unc) atomicAdd(&g_count[bg], 1u);
+  }
+};
 
-// The bins of Prob = v / nc for v = 0 .. nc (SM <= nc), once a block into shared memory, so that bin_pixel looks
-// them up instead of dividing by nc at every pixel.
-__device__ __forceinline__ void fill_p_bins(const Bins& bins, int nc, uint8_t* p_bins) {
-  for (int v = threadIdx.x; v <= nc; v += blockDim.x) p_bins[v] = bins.of_half[(200 * v) / nc];
-}
-
-// The histograms of the pixels of rows [y0, y1) x columns [x0, x1) (bin_pixel into the block's shared counts), by
+// The histograms of the pixels of rows [y0, y1) x columns [x0, x1) (BlockHistograms::add into the block's counts), by
 // threads (tx, ty) of 32 x ny: a warp takes 32 columns of a row at a time, the warps spread over the (row, 32
 // columns) pieces, so that every warp has work for a strip (a piece a row) and for a whole frame's rows (a block
 // may hold a single row). A thread issues the loads of kU pieces together, SM first, then G where SM is not 0: two
@@ -726,8 +736,7 @@ __device__ __forceinline__ void fill_p_bins(const Bins& bins, int nc, uint8_t* p
 // thread).
 __device__ __forceinline__ void region_histograms(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm,
                                                   int W, int x0, int x1, int y0, int y1, int tx, int ty, int ny,
-                                                  uint32_t unc, const uint8_t* bin_s, const uint8_t* p_bins,
-                                                  uint32_t* g_count, uint32_t* p_hist) {
+                                                  uint32_t unc, BlockHistograms& hist) {
   const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
   constexpr int kU = 8;
   for (int k0 = ty; k0 < pieces; k0 += kU * ny) {
@@ -746,7 +755,7 @@ __device__ __forceinline__ void region_histograms(const uint8_t* __restrict__ gh
     for (int u = 0; u < kU; ++u) gv[u] = sv[u] ? gh[idx[u]] : 0u;
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      if (sv[u]) bin_pixel(sv[u], gv[u], unc, bin_s, p_bins, g_count, p_hist);
+      if (sv[u]) hist.add(sv[u], gv[u], unc);
   }
 }
 
@@ -1433,26 +1442,16 @@ strip_final_kernel(CclParams p, const uint8_t* __restrict__ gh, const uint16_t* 
                    ThresholdPair* pairs, uint8_t* __restrict__ edges, int edges_pitch, int cap) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
-  __shared__ uint32_t g_count[kMaxThreshold + 2];
-  __shared__ uint32_t p_hist[kMaxThreshold + 2];
-  __shared__ uint8_t bin_s[kHalfSteps + 1];
-  __shared__ uint8_t p_bins[kMaxCandidates + 1];
+  __shared__ BlockHistograms block_hist;
   __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
   const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0, cap);
-  for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
-    g_count[j] = 0;
-    p_hist[j] = 0;
-  }
-  for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
-  fill_p_bins(bins, nc, p_bins);
-  __syncthreads();
-  region_histograms(gh, sm, W, x0, min(W, x0 + kStripWidth), 0, c.H, c.tx, c.ty, c.ny, uint32_t(nc), bin_s, p_bins,
-                    g_count, p_hist);
+  block_hist.init(bins, nc);
+  region_histograms(gh, sm, W, x0, min(W, x0 + kStripWidth), 0, c.H, c.tx, c.ty, c.ny, uint32_t(nc), block_hist);
   __syncthreads();
   if (threadIdx.x == 0) {
-    pair = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
+    pair = pick_pair(block_hist.g_count, block_hist.p_hist, nx, d, fb_low, fb_high);
     pairs[blockIdx.x] = pair;
   }
   __syncthreads();
@@ -1566,22 +1565,15 @@ select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, i
               int nx, int fb_low, int fb_high, Bins bins, ThresholdPair* pairs, int ns, int all, uint32_t* hist,
               uint32_t* done) {
   after_previous();
-  __shared__ uint32_t g_count[kMaxThreshold + 2];
-  __shared__ uint32_t p_hist[kMaxThreshold + 2];
-  __shared__ uint8_t bin_s[kHalfSteps + 1];
-  __shared__ uint8_t p_bins[kMaxCandidates + 1];
+  __shared__ BlockHistograms block_hist;
   __shared__ bool last;
-  for (int j = threadIdx.x; j < kMaxThreshold + 2; j += blockDim.x) {
-    g_count[j] = 0;
-    p_hist[j] = 0;
-  }
-  for (int h = threadIdx.x; h <= kHalfSteps; h += blockDim.x) bin_s[h] = bins.of_half[h];
-  fill_p_bins(bins, nc, p_bins);
-  __syncthreads();
+  block_hist.init(bins, nc);
+  uint32_t* g_count = block_hist.g_count;
+  uint32_t* p_hist = block_hist.p_hist;
   const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols);
   const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
   region_histograms(gh, sm, W, x0, x1, y0, y1, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
-                    int(blockDim.x / kStripWidth), uint32_t(nc), bin_s, p_bins, g_count, p_hist);
+                    int(blockDim.x / kStripWidth), uint32_t(nc), block_hist);
   __syncthreads();
   uint32_t* rh = hist + size_t(blockIdx.x) * kHistWords;
   if (gridDim.y > 1) {
