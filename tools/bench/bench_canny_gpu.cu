@@ -37,7 +37,6 @@ constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCuda = 3;
 
 using canny_bench::Image;
 using gpuec_bench::median;
-using canny_bench::synthetic;
 
 }  // namespace
 
@@ -64,17 +63,8 @@ int main(int argc, char** argv) {
   }
   if (repeats < 1 || warmup < 0 || cpu_repeats < 0) return kExitUsage;
 
-  std::vector<Image> images;
-  if (const char* dir = std::getenv("GPUEC_SHARED_DIR")) {
-    for (const char* n : {"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"}) {
-      Image im;
-      im.name = n;
-      if (canny_test::read_pgm(std::string(dir) + "/images/standard/" + n, &im.w, &im.h, &im.px))
-        images.push_back(std::move(im));
-    }
-  }
-  images.push_back(synthetic("synthetic_1920x1080", 1920, 1080, 1));
-  images.push_back(synthetic("synthetic_3840x2160", 3840, 2160, 2));
+  std::vector<Image> images =
+      canny_bench::benchmark_images({"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"});
   auto selected = [](const std::vector<std::string>& subs, const std::string& name) {
     if (subs.empty()) return true;
     for (const std::string& s : subs)

@@ -39,7 +39,6 @@ namespace {
 
 using canny_bench::Image;
 using gpuec_bench::median;
-using canny_bench::synthetic;
 
 }  // namespace
 
@@ -55,15 +54,8 @@ int main(int argc, char** argv) {
     }
   }
   if (repeats < 1 || warmup < 0) return 2;
-  std::vector<Image> images;
-  const char* dir = std::getenv("GPUEC_SHARED_DIR");
-  for (const char* n : {"barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"}) {
-    Image im;
-    im.name = n;
-    if (dir && canny_test::read_pgm(std::string(dir) + "/images/standard/" + n, &im.w, &im.h, &im.px)) images.push_back(im);
-  }
-  images.push_back(synthetic("synthetic_1920x1080", 1920, 1080, 1));
-  images.push_back(synthetic("synthetic_3840x2160", 3840, 2160, 2));
+  const std::vector<Image> images =
+      canny_bench::benchmark_images({"barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"});
 
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));

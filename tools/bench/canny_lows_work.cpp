@@ -46,17 +46,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s (images from GPUEC_SHARED_DIR/images/standard, if set)\n", argv[0]);
     return 1;
   }
-  std::vector<canny_bench::Image> images;
-  if (const char* dir = std::getenv("GPUEC_SHARED_DIR")) {
-    for (const char* n : {"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"}) {
-      canny_bench::Image im;
-      im.name = n;
-      if (canny_test::read_pgm(std::string(dir) + "/images/standard/" + n, &im.w, &im.h, &im.px))
-        images.push_back(std::move(im));
-    }
-  }
-  images.push_back(canny_bench::synthetic("synthetic_1920x1080", 1920, 1080, 1));
-  images.push_back(canny_bench::synthetic("synthetic_3840x2160", 3840, 2160, 2));
+  const std::vector<canny_bench::Image> images =
+      canny_bench::benchmark_images({"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"});
   std::vector<canny::CandidatePair> c03(canny::kMaxCandidates), c01(canny::kMaxCandidates);
   c03.resize(size_t(canny::make_candidate_set(3, c03.data(), int(c03.size()))));
   c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
