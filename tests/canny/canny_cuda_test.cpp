@@ -610,6 +610,31 @@ TEST(CannyCuda, TallStripsInClusters) {
   compare(img, c);
 }
 
+// Strips taller than one block holds, over the lists in clusters (strip_count_listed_cluster_kernel: K blocks of a
+// code byte a pixel and the warps' lists, two blocks a multiprocessor; on an H100 or H200 two blocks up to about 2380
+// rows, three up to about 3500, four up to about 3640, the cluster's entries below 0xff00), where the (strip, low)
+// pairs' blocks outnumber the multiprocessors: C_0.01's 24 lows on 3 strips. GPUEC_CANNY_LIST_CAP=96 makes the lists of
+// the noise overflow: strip_count_cluster_kernel labels those pairs again (its redo loop over the marks).
+TEST(CannyCuda, TallStripsOverTheLists) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 19);
+  const bool small = under_sanitizer();
+  for (const char* cap : {"96", ""}) {
+    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+    for (int h : {1185, 2160, 2400, 3600}) {
+      if (small && h != 1185) continue;
+      for (bool noise : {false, true}) {
+        const Image img = noise ? noise_image(96, h, rng) : structure_image(96, h, rng);
+        Config c;
+        c.step = 1;
+        SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + " h=" + std::to_string(h) + (noise ? " noise" : ""));
+        compare(img, c);
+      }
+    }
+  }
+  unsetenv("GPUEC_CANNY_LIST_CAP");
+}
+
 // The BSDS500 test subset (GPUEC_SHARED_DIR/images/bsds500_subset/images/*.jpg, luma of the JPEG): both
 // candidate sets in strip and frame mode.
 TEST(CannyCuda, Bsds500Subset) {

@@ -1204,19 +1204,28 @@ strip_count_redo_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __re
 // the count over the lists. A block with a chunk of more pixels of S than its list holds marks its pair in redo and
 // leaves before any count (NMS keeps at most about 40 % of the pixels in any S measured); strip_count_redo_kernel
 // labels those pairs after it, as strip_count_kernel does.
-struct ListLabels {
-  static constexpr uint32_t kAccW = 0xff00u;
+// Where the lists' entries live: one block's shared memory (BlockEntries: entries base .. at e), or the distributed
+// shared memory of a cluster of blocks (ClusterLabels, block k's entries at part[k]: strip_count_listed_cluster_kernel).
+struct BlockEntries {
   uint32_t* e;
-  __device__ __forceinline__ uint32_t load(uint32_t g) const { return e[g] >> 16; }
+  uint32_t base;
+  __device__ __forceinline__ uint32_t* at(uint32_t g) const { return e + (g - base); }
+};
+template <class Where>
+struct ListLabelsOf {
+  static constexpr uint32_t kAccW = 0xff00u;
+  Where w;
+  __device__ __forceinline__ uint32_t load(uint32_t g) const { return *w.at(g) >> 16; }
   __device__ __forceinline__ uint32_t atomic_min(uint32_t g, uint32_t v) const {
-    const uint32_t x = e[g];
-    return atomicMin(e + g, (v << 16) | (x & 0xffffu)) >> 16;
+    uint32_t* a = w.at(g);
+    return atomicMin(a, (v << 16) | (*a & 0xffffu)) >> 16;
   }
   __device__ __forceinline__ void atomic_max(uint32_t g, uint32_t v) const {
-    const uint32_t x = e[g];
-    atomicMax(e + g, (v << 16) | (x & 0xffffu));
+    uint32_t* a = w.at(g);
+    atomicMax(a, (v << 16) | (*a & 0xffffu));
   }
 };
+using ListLabels = ListLabelsOf<BlockEntries>;
 
 constexpr uint32_t kNoLabel = 0xffffu;
 
@@ -1231,98 +1240,169 @@ struct ListRows {
     return wbase + n + __popc(m & ~(0xffffffffu << s));
   }
   __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
-    if (in) L.e[wbase + n + __popc(m & below)] = node << 16 | uint32_t(y * kStripWidth + lane);
+    if (in) *L.w.at(wbase + n + __popc(m & below)) = node << 16 | uint32_t(y * kStripWidth + lane);
     n += __popc(m);
   }
   __device__ __forceinline__ const ListLabels& labels() const { return L; }
 };
+
+// The static shared memory of the listed kernels.
+struct ListedShared {
+  uint16_t f[kMaxThreshold + 1];
+  uint16_t last[kStripWarps][kStripWidth];  // each warp's last row: its labels, kNoLabel outside S
+  uint32_t* part[kMaxClusterBlocks];        // a cluster: each block's entries
+  int overflow;                             // a cluster: this block has a chunk whose list overflowed
+};
+
+// One (strip, layer) pair over the lists (ListedShared s, the codes and entries in smem), rows [r0, r0 + R) of the
+// strip in this block: all of them (kCluster false: strip_count_listed_kernel), or block k of a cluster of K that
+// splits the strip's rows in parts of R (strip_count_listed_cluster_kernel). The entries of block k start at
+// k * 32 * cap (entry indices across the cluster, all below ListLabels::kAccW: the host's listed_cap); a pixel's
+// local index (its row from r0) is below 2^16 (R <= 2048). In a cluster the chunk tops, the fold and the count reach
+// the other blocks' entries (Lx: ClusterLabels over them; magic: cluster_magic(32 cap)), each block's first chunk
+// joins the last row of the block above, and a list overflowing in any block leaves the whole pair to the redo.
+template <bool kCluster>
+__device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayers& ls, uint16_t* sm, uint8_t* cmax,
+                                            int cap, uint32_t* __restrict__ redo, int strip, int l, int K, int k,
+                                            int R, uint32_t magic, uint32_t* smem, ListedShared& s) {
+  const int W = p.width, H = p.height, x0 = strip * kStripWidth, r0 = k * R, rows = min(R, H - r0);
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
+  // Codes first (32 x R bytes), then the lists (4-byte aligned: R * 32 is a multiple of 32).
+  const StripCcl c = strip_ccl(smem, 0, H, r0, rows, 0, 0);  // codes at smem + 0
+  strip_load(c, p.q, W, x0, ls.low[l]);
+  uint32_t* e = smem + size_t(kStripWidth) * R / 4;
+  const uint32_t kbase = uint32_t(k) * uint32_t(kStripWarps * cap);  // this block's first entry
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (kCluster && threadIdx.x < K) s.part[threadIdx.x] = cooperative_groups::this_cluster().map_shared_rank(e, int(threadIdx.x));
+#endif
+  __syncthreads();
+  const ListLabels L{{e, kbase}};
+  const uint8_t* codes = c.codes;
+  const int lane = c.tx, warp = c.ty;
+  const int per = (rows + kStripWarps - 1) / kStripWarps;
+  const int y0 = warp * per, y1 = min(rows, y0 + per);  // this warp's chunk (local rows)
+  const uint32_t wbase = kbase + uint32_t(warp * cap);
+  const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
+  ListRows lr{L, wbase, uint32_t(cap), below, 0, lane};
+  uint32_t pm, prev;
+  const bool overflow = !label_rows(lr, codes + (size_t(y0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
+  const int n = int(lr.n);
+  s.last[warp][lane] = uint16_t((pm >> lane) & 1u ? prev : kNoLabel);
+  // A chunk with more pixels of S than its list holds: the pair is left to the redo, before any count.
+  const bool over = __syncthreads_or(overflow);
+  bool any = over;
+  const uint16_t* up_last = warp > 0 ? s.last[warp - 1] : nullptr;  // the row above this warp's chunk
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (kCluster) {
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    if (threadIdx.x == 0) s.overflow = over;
+    cluster.sync();  // every block's flag and last rows
+    for (int j = 0; j < K; ++j) any = any || *cluster.map_shared_rank(&s.overflow, j);
+    if (warp == 0 && k > 0) up_last = cluster.map_shared_rank(s.last[kStripWarps - 1], k - 1);
+    if (any) cluster.sync();  // no block leaves while another reads its flag
+  }
+#endif
+  if (any) {
+    if (k == 0 && threadIdx.x == 0) {
+      redo[redo_mark(unsigned(strip), unsigned(l))] = 1u;
+      redo[redo_any(unsigned(p.width + kStripWidth - 1) / kStripWidth)] = 1u;
+    }
+    return;
+  }
+  auto sync = [&] {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (kCluster) {
+      cooperative_groups::this_cluster().sync();
+      return;
+    }
+#endif
+    __syncthreads();
+  };
+  auto run = [&](const auto& Lx) {
+    // Each chunk's first row against the last row above it (of the chunk above, or of the block above), a run at a
+    // time; the first row's pixels are the chunk's first entries, in column order.
+    if (up_last && y0 < y1) {
+      const int kk = y0 * kStripWidth + lane;
+      const bool in = in_code(codes[kk]);
+      const uint32_t m = __ballot_sync(0xffffffffu, in);
+      if (m) {
+        const uint32_t up = up_last[lane];
+        const uint32_t above = __ballot_sync(0xffffffffu, up != kNoLabel);
+        int st;
+        const uint32_t a = run_above(m, above, at_or_below, &st);
+        uint32_t more = in && lane == st ? a & ~(a << 1) : 0u;
+        const uint32_t own = wbase + __popc(m & below);  // the run's first pixel's entry (the run started a label there)
+        merge_runs_above(Lx, more, up, own);
+      }
+    }
+    sync();
+    // The fold: every entry finds its root, folds its A in and points at it.
+    for (int i = lane; i < n; i += 32) {
+      const uint32_t g = wbase + uint32_t(i);
+      const uint32_t r = find_strip(Lx, g);
+      Lx.atomic_max(r, ListLabels::kAccW | a_of(codes[*L.w.at(g) & 0xffffu]));
+      if (r != g) L.atomic_min(g, r);
+    }
+    sync();
+    uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
+    for (int i = lane; i < n; i += 32) {
+      const uint32_t x = *L.w.at(wbase + uint32_t(i)), w = x >> 16, kk = x & 0xffffu;
+      const uint32_t mx = w >= ListLabels::kAccW ? (w & 0xffu) : (Lx.load(w) & 0xffu);
+      const size_t gi = size_t(r0 + int(kk / kStripWidth)) * W + x0 + kk % kStripWidth;
+      const uint32_t add = uint32_t(s.f[mx]) - uint32_t(s.f[a_of(codes[kk])]);
+      if (add) sm_add(sm, gi, add);
+      if (plane) plane[gi] = uint8_t(mx);
+    }
+  };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (kCluster) {
+    run(ListLabelsOf<ClusterLabels>{{s.part, uint32_t(kStripWarps * cap), magic}});
+    cooperative_groups::this_cluster().sync();  // no block leaves while another may read its entries
+    return;
+  }
+#endif
+  run(L);
+}
 
 __global__ void __launch_bounds__(kStripThreads, 2)
 strip_count_listed_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
                           uint32_t* __restrict__ redo) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
-  __shared__ uint16_t f[kMaxThreshold + 1];
-  __shared__ uint16_t last[kStripWarps][kStripWidth];  // each warp's last row: its labels, kNoLabel outside S
-  const int l = blockIdx.y, W = p.width, H = p.height, x0 = blockIdx.x * kStripWidth;
-  for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
-  // Codes first (32 x H bytes), then the lists (4-byte aligned: H * 32 is a multiple of 32).
-  const StripCcl c = strip_ccl(strip_lab, 0, H, 0, H, 0, 0);  // codes at smem + 0
-  strip_load(c, p.q, W, x0, ls.low[l]);
-  uint32_t* e = strip_lab + size_t(kStripWidth) * H / 4;
-  __syncthreads();
-  const ListLabels L{e};
-  const uint8_t* codes = c.codes;
-  const int lane = c.tx, warp = c.ty;
-  const int per = (H + kStripWarps - 1) / kStripWarps;
-  const int y0 = warp * per, y1 = min(H, y0 + per);
-  const uint32_t wbase = uint32_t(warp * cap);
-  const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
-  ListRows rows{L, wbase, uint32_t(cap), below, 0, lane};
-  uint32_t pm, prev;
-  const bool overflow = !label_rows(rows, codes + (size_t(y0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
-  const int n = int(rows.n);
-  // A chunk with more pixels of S than its list holds: the pair is left to strip_count_kernel (redo), before any count.
-  if (__syncthreads_or(overflow)) {
-    if (threadIdx.x == 0) {
-      redo[redo_mark(blockIdx.x, unsigned(l))] = 1u;
-      redo[redo_any(gridDim.x)] = 1u;  // gridDim.x: the strips
-    }
-    return;
-  }
-  last[warp][lane] = uint16_t((pm >> lane) & 1u ? prev : kNoLabel);
-  __syncthreads();
-  // Each chunk's first row against the last row of the chunk above, a run at a time; the first row's pixels are the
-  // chunk's first entries, in column order.
-  if (warp > 0 && y0 < y1) {
-    const int k = y0 * kStripWidth + lane;
-    const bool in = in_code(codes[k]);
-    const uint32_t m = __ballot_sync(0xffffffffu, in);
-    if (m) {
-      const uint32_t up = last[warp - 1][lane];
-      const uint32_t above = __ballot_sync(0xffffffffu, up != kNoLabel);
-      int s;
-      const uint32_t a = run_above(m, above, at_or_below, &s);
-      uint32_t more = in && lane == s ? a & ~(a << 1) : 0u;
-      const uint32_t own = wbase + __popc(m & below);  // the run's first pixel's entry (the run started a label there)
-      merge_runs_above(L, more, up, own);
-    }
-  }
-  __syncthreads();
-  // The fold: every entry finds its root, folds its A in and points at it.
-  for (int i = lane; i < n; i += 32) {
-    const uint32_t g = wbase + uint32_t(i);
-    const uint32_t r = find_strip(L, g);
-    L.atomic_max(r, ListLabels::kAccW | a_of(codes[e[g] & 0xffffu]));
-    if (r != g) L.atomic_min(g, r);
-  }
-  __syncthreads();
-  uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
-  for (int i = lane; i < n; i += 32) {
-    const uint32_t x = e[wbase + uint32_t(i)], w = x >> 16, k = x & 0xffffu;
-    const uint32_t mx = w >= ListLabels::kAccW ? (w & 0xffu) : (L.load(w) & 0xffu);
-    const size_t gi = size_t(k / kStripWidth) * W + x0 + k % kStripWidth;
-    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(codes[k])]);
-    if (add) sm_add(sm, gi, add);
-    if (plane) plane[gi] = uint8_t(mx);
-  }
+  __shared__ ListedShared s;
+  listed_pair<false>(p, ls, sm, cmax, cap, redo, int(blockIdx.x), int(blockIdx.y), 1, 0, p.height, 0u, strip_lab, s);
+}
+
+// The listed counting pass over strips taller than one block holds, in clusters of K blocks of R rows (2160p: two of
+// 1080, two blocks a multiprocessor, where strip_count_cluster_kernel's labels take four of 540): block
+// (strip * K + k, layer of the batch). Pairs whose lists overflow are left to strip_count_cluster_kernel's redo.
+__global__ void __launch_bounds__(kStripThreads, 2)
+strip_count_listed_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
+                                  uint32_t* __restrict__ redo, int R, uint32_t magic) {
+  after_previous();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ ListedShared s;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int K = int(cluster.num_blocks()), k = int(cluster.block_rank());
+  listed_pair<true>(p, ls, sm, cmax, cap, redo, int(blockIdx.x) / K, int(blockIdx.y), K, k, R, magic, strip_lab, s);
+#else
+  __trap();  // clusters need sm_90: the host never launches this kernel below it
+#endif
 }
 
 // The counting pass over strips in a cluster of K blocks (strips taller than one block holds, up to
 // kMaxClusterBlocks * StripLimits::cluster_rows rows): block (strip * K + k, layer of the batch) holds rows
 // [k, k + 1) * block_rows of the strip in its shared memory, and the labels form one union-find over the
 // cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
-__global__ void __launch_bounds__(kStripThreads, 2)
-strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int block_rows,
-                           uint32_t magic, int cap) {
-  after_previous();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  extern __shared__ uint32_t strip_lab[];
-  __shared__ uint16_t f[kMaxThreshold + 1];
-  __shared__ uint32_t* part[kMaxClusterBlocks];
+// One (strip, layer) pair in the cluster (the cluster's blocks all call it; a cluster barrier at its end).
+__device__ __forceinline__ void cluster_pair(const CclParams& p, const StripLayers& ls, uint16_t* sm, uint8_t* cmax,
+                                             int block_rows, uint32_t magic, int cap, int strip, int l,
+                                             uint32_t* strip_lab, uint16_t* f, uint32_t** part) {
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const int K = int(cluster.num_blocks()), k = int(cluster.block_rank());
-  const int l = blockIdx.y, W = p.width, x0 = (blockIdx.x / K) * kStripWidth;
+  const int W = p.width, x0 = strip * kStripWidth;
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
   if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
   const int r0 = k * block_rows, rows = min(block_rows, p.height - r0);
@@ -1332,7 +1412,37 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
   strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
-  cluster.sync();  // no block leaves while another may read its labels
+  cluster.sync();  // no block leaves (or starts another pair) while another may read its labels
+}
+#endif
+
+// The counting pass over strips in a cluster of K blocks (strips taller than one block holds, up to
+// kMaxClusterBlocks * StripLimits::cluster_rows rows): block (strip * K + k, layer of the batch) holds rows
+// [k, k + 1) * block_rows of the strip in its shared memory, and the labels form one union-find over the
+// cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
+// With redo (the pairs strip_count_listed_cluster_kernel left, marked there): cluster c of the grid takes the c-th of
+// all pairs and every (clusters)-th after it, and labels the marked ones; when none is marked every block leaves at
+// once.
+__global__ void __launch_bounds__(kStripThreads, 2)
+strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int block_rows,
+                           uint32_t magic, int cap, const uint32_t* __restrict__ redo) {
+  after_previous();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  __shared__ uint32_t* part[kMaxClusterBlocks];
+  const int K = int(cooperative_groups::this_cluster().num_blocks());
+  if (!redo) {
+    cluster_pair(p, ls, sm, cmax, block_rows, magic, cap, int(blockIdx.x) / K, int(blockIdx.y), strip_lab, f, part);
+    return;
+  }
+  const int ns = (p.width + kStripWidth - 1) / kStripWidth;
+  if (!redo[redo_any(ns)]) return;
+  for (int idx = int(blockIdx.x) / K; idx < ns * ls.n; idx += int(gridDim.x) / K) {
+    const int strip = idx / ls.n, l = idx % ls.n;
+    if (!redo[redo_mark(strip, l)]) continue;  // cluster-uniform
+    cluster_pair(p, ls, sm, cmax, block_rows, magic, cap, strip, l, strip_lab, f, part);
+  }
 #else
   __trap();  // clusters need sm_90: the host never launches this kernel below it
 #endif
@@ -1662,6 +1772,7 @@ struct StripLimits {
   size_t tile_room = 0;  // the same for ccl_strip_local_kernel (two a multiprocessor where tile_rows allows)
   int sms = 0;             // the device's multiprocessors
   size_t listed_room = 0;  // strip_count_listed_kernel's dynamic shared memory, two blocks a multiprocessor
+  size_t listed_cluster_room = 0;  // strip_count_listed_cluster_kernel's (clusters only), two blocks a multiprocessor
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -1679,6 +1790,23 @@ int strip_list_cap(int rows, size_t room) {
   return int(cap) & ~7;
 }
 constexpr size_t strip_list_bytes(int cap) { return size_t(cap) * kStripWarps * sizeof(uint16_t); }
+
+// The listed kernels' entries a warp for a block of `rows` rows (a code byte a pixel, then the lists) in `room` bytes
+// of dynamic shared memory, in a cluster of K blocks (1: strip_count_listed_kernel): at most a warp's chunk of rows,
+// and for K > 1 the cluster's entries all below ListLabels::kAccW (their indices are 16 bits, with room for the
+// roots' kAccW | max). The lists are usable where they hold half a warp's chunk at least (listed_fits).
+int listed_cap(int rows, size_t room, int K) {
+  const size_t codes = size_t(kStripWidth) * size_t(rows);
+  if (room <= codes) return 0;
+  const size_t chunk = size_t((rows + kStripWarps - 1) / kStripWarps) * kStripWidth;
+  size_t cap = std::min(chunk, (room - codes) / (kStripWarps * sizeof(uint32_t)));
+  if (K > 1) cap = std::min(cap, size_t(0xff00u - 1u) / (size_t(K) * kStripWarps));
+  return int(cap);
+}
+bool listed_fits(int rows, int cap) { return 2 * cap >= (rows + kStripWarps - 1) / kStripWarps * kStripWidth; }
+size_t listed_bytes(int rows, int cap) {
+  return size_t(kStripWidth) * size_t(rows) + size_t(kStripWarps) * size_t(cap) * sizeof(uint32_t);
+}
 
 gpu::CudaError strip_limits(StripLimits* out) {
   static std::mutex mutex;
@@ -1746,6 +1874,14 @@ gpu::CudaError strip_limits(StripLimits* out) {
       l.cluster_room = pair_bytes - cluster.sharedSizeBytes - size_t(reserved);
       GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(l.cluster_room)));
+      cudaFuncAttributes listed{};
+      GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&listed, strip_count_listed_cluster_kernel));
+      if (pair_bytes > listed.sharedSizeBytes + size_t(reserved)) {
+        l.listed_cluster_room = pair_bytes - listed.sharedSizeBytes - size_t(reserved);
+        GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_count_listed_cluster_kernel,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(l.listed_cluster_room)));
+      }
     }
   }
   done.emplace_back(id, l);
@@ -1894,6 +2030,17 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // Clusters: K blocks of R rows each, the strip's rows split evenly.
     const int K = cluster_strips ? (H + room.cluster_rows - 1) / room.cluster_rows : 1, R = (H + K - 1) / K;
     const int step = smem_strips ? 1 : -1;
+    // The test hook GPUEC_CANNY_LIST_CAP: 0 (no lists) keeps the listed kernels out; N caps their lists, which then
+    // overflow and leave their pairs to the redo (strip_count_redo_kernel, strip_count_cluster_kernel).
+    const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
+    // Clustered strips over the lists (strip_count_listed_cluster_kernel): LK blocks of LR rows, the fewest whose
+    // lists hold half a warp's chunk (2160p: two of 1080 rows); 0 where none does (then the labels' clusters).
+    int LK = 0, LR = 0, lcap_k = 0;
+    if (cluster_strips && room.listed_cluster_room > 0 && hook != 0)
+      for (int k = 2; k <= kMaxClusterBlocks && LK == 0; ++k) {
+        const int r = (H + k - 1) / k, c = listed_cap(r, room.listed_cluster_room, k);
+        if (r <= 2048 && listed_fits(r, c)) LK = k, LR = r, lcap_k = c;
+      }
     int nlows = 0;
     for (int v = 1; v <= kMaxThreshold; ++v) nlows += has_low[v];
     // The tile path's first batch takes the remainder, so that the kept last batch is a full one.
@@ -1924,23 +2071,14 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         // a multiprocessor, the union-find over the lists (strip_count_listed_kernel), and strip_count_kernel's
         // labelling for the pairs whose lists overflow (strip_count_redo_kernel; most calls none).
         const size_t bytes = strip_rows_bytes(H);
-        const int chunk = (H + kStripWarps - 1) / kStripWarps * kStripWidth;
-        const size_t codes_bytes = size_t(kStripWidth) * H;
-        const int listed_cap = room.listed_room > codes_bytes
-                                   ? int(std::min<size_t>(size_t(chunk), (room.listed_room - codes_bytes) /
-                                                                             (kStripWarps * sizeof(uint32_t))))
-                                   : 0;
-        // The test hook GPUEC_CANNY_LIST_CAP: 0 (no lists) keeps the listed kernel out; N caps its lists, which then
-        // overflow and leave their pairs to strip_count_redo_kernel.
-        const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
-        const bool listed = bytes > room.count_pair_room && 2 * listed_cap >= chunk &&
-                            int64_t(ns) * ls.n > room.sms && hook != 0;
+        const int lcap = listed_cap(H, room.listed_room, 1);
+        const bool listed = bytes > room.count_pair_room && listed_fits(H, lcap) && int64_t(ns) * ls.n > room.sms &&
+                            hook != 0;
         const dim3 count_grid(unsigned(ns), unsigned(ls.n));
         if (listed) {
-          const int cap = hook > 0 && hook < listed_cap ? int(hook) : listed_cap;
-          GPUEC_CUDA_CHECK(gpu::launch_pdl(
-              {count_grid, kStripThreads, codes_bytes + size_t(kStripWarps) * listed_cap * sizeof(uint32_t), stream},
-              strip_count_listed_kernel, p, ls, ws.sm, cmax, cap, ws.redo));
+          const int cap = hook > 0 && hook < lcap ? int(hook) : lcap;
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({count_grid, kStripThreads, listed_bytes(H, lcap), stream},
+                                           strip_count_listed_kernel, p, ls, ws.sm, cmax, cap, ws.redo));
           const int list = strip_list_cap(H, room.count_room);
           GPUEC_CUDA_CHECK(
               gpu::launch_pdl({std::min(room.sms, ns * ls.n), kStripThreads, bytes + strip_list_bytes(list), stream},
@@ -1952,10 +2090,27 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         }
       } else if (cluster_strips) {
         const int list = strip_list_cap(R, room.cluster_room);
-        GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns * K), unsigned(ls.n)), kStripThreads,
-                                          strip_rows_bytes(R) + strip_list_bytes(list), stream, unsigned(K)},
-                                         strip_count_cluster_kernel, p, ls, ws.sm, cmax, R,
-                                         cluster_magic(uint32_t(kStripWidth * R)), list));
+        const size_t cluster_bytes = strip_rows_bytes(R) + strip_list_bytes(list);
+        const uint32_t magic = cluster_magic(uint32_t(kStripWidth * R));
+        if (LK > 0 && int64_t(ns) * ls.n * LK > room.sms) {
+          const int cap = hook > 0 && hook < lcap_k ? int(hook) : lcap_k;
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns * LK), unsigned(ls.n)), kStripThreads,
+                                            listed_bytes(LR, lcap_k), stream, unsigned(LK)},
+                                           strip_count_listed_cluster_kernel, p, ls, ws.sm, cmax, cap, ws.redo, LR,
+                                           cluster_magic(uint32_t(kStripWarps * cap))));
+          // The pairs whose lists overflowed (most calls none): a cluster for each two multiprocessors (its K blocks
+          // at two a multiprocessor fill K / 2), at most one a pair.
+          const int clusters = int(std::min<int64_t>(int64_t(ns) * ls.n, std::max(1, room.sms / 2)));
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(clusters * K), 1u), kStripThreads, cluster_bytes, stream,
+                                            unsigned(K)},
+                                           strip_count_cluster_kernel, p, ls, ws.sm, cmax, R, magic, list,
+                                           static_cast<const uint32_t*>(ws.redo)));
+        } else {
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns * K), unsigned(ls.n)), kStripThreads, cluster_bytes,
+                                            stream, unsigned(K)},
+                                           strip_count_cluster_kernel, p, ls, ws.sm, cmax, R, magic, list,
+                                           static_cast<const uint32_t*>(nullptr)));
+        }
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
