@@ -557,6 +557,23 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
       }
     }
   }
+  // 99 lows: four batches of the listed kernel (32 lows a launch; 1080 rows, 9 strips), each with its own overflows
+  // and redo: a batch's redo must take its own marks only (LayersOf::tag). (The listed clusters never take more than
+  // one batch: more than 32 lows leave some low without a plane of maxima, and such sets take the tile path.)
+  // Caps of 32 and 256 entries a warp: the lower lows overflow, higher batches' pairs whose indices an earlier batch
+  // marked do not. (Before the tags this case passed too: the picks did not move with those pairs counted twice.)
+  std::vector<CandidatePair> all_lows;  // ten highs a low: SM (and the picks) move with every pair counted twice
+  for (int low = 1; low < 100; ++low)
+    for (int high = low + 1; high <= std::min(100, low + 10); ++high) all_lows.push_back({uint8_t(low), uint8_t(high)});
+  const Image dense = noise_image(288, 1080, rng);
+  for (const char* cap : {"32", "256"}) {
+    if (small) break;
+    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+    Config c;
+    c.custom = all_lows;
+    SCOPED_TRACE(std::string("99 lows, GPUEC_CANNY_LIST_CAP=") + cap);
+    compare(dense, c);
+  }
   unsetenv("GPUEC_CANNY_LIST_CAP");
 }
 

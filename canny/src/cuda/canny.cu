@@ -90,7 +90,8 @@ __device__ __forceinline__ void sm_add(uint16_t* sm, size_t i, uint32_t add) {
 }
 
 // The redo marks (Workspace::redo): pair (strip, layer of the batch) at redo_mark(strip, layer), and for ns strips the
-// word after every mark, redo_any(ns), set with any mark.
+// word after every mark, redo_any(ns), set with any mark. A mark is the batch's tag (LayersOf::tag: its index + 1),
+// so that a later batch's redo never takes an earlier batch's marks (nothing clears them within a call).
 template <class T>
 __host__ __device__ constexpr T redo_mark(T strip, T layer) {
   return strip * T(kMaxStripLayers) + layer;
@@ -448,6 +449,7 @@ struct LayersOf {
   uint8_t low[N];                     // count pass: the low of each layer (high: 255, never reached)
   uint16_t f[N][kMaxThreshold + 1];   // F_low(v): candidates (low, high) with high <= v
   int16_t slot[N];                    // strip mode: plane of cmax for the component maxima of this low, -1 none
+  uint32_t tag;                       // strip mode: the batch's index + 1, the value of its redo marks
 };
 using Layers = LayersOf<kMaxLayers>;
 using StripLayers = LayersOf<kMaxStripLayers>;
@@ -1173,9 +1175,9 @@ strip_count_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restric
   count_pair(p, ls, sm, cmax, cap, int(blockIdx.x), int(blockIdx.y), strip_lab, f);
 }
 
-// The pairs strip_count_listed_kernel left (redo[redo_mark(strip, layer)] set): block b takes the b-th of all
-// pairs and every gridDim.x-th after it, and labels the marked ones as strip_count_kernel does. When none is marked
-// (the word after the marks is 0: most calls) every block leaves at once.
+// The pairs strip_count_listed_kernel left (redo[redo_mark(strip, layer)] holds the batch's tag): block b takes the
+// b-th of all pairs and every gridDim.x-th after it, and labels the marked ones as strip_count_kernel does. When none
+// is marked (the word after the marks is not the tag: most calls) every block leaves at once.
 __global__ void __launch_bounds__(kStripThreads)
 strip_count_redo_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
                         const uint32_t* __restrict__ redo) {
@@ -1183,10 +1185,10 @@ strip_count_redo_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __re
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int ns = (p.width + kStripWidth - 1) / kStripWidth;
-  if (!redo[redo_any(ns)]) return;
+  if (redo[redo_any(ns)] != ls.tag) return;
   for (int idx = int(blockIdx.x); idx < ns * ls.n; idx += int(gridDim.x)) {
     const int strip = idx / ls.n, l = idx % ls.n;
-    if (!redo[redo_mark(strip, l)]) continue;  // block-uniform
+    if (redo[redo_mark(strip, l)] != ls.tag) continue;  // block-uniform
     __syncthreads();  // the previous pair's readers of shared memory are done
     count_pair(p, ls, sm, cmax, cap, strip, l, strip_lab, f);
   }
@@ -1304,8 +1306,8 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
 #endif
   if (any) {
     if (k == 0 && threadIdx.x == 0) {
-      redo[redo_mark(unsigned(strip), unsigned(l))] = 1u;
-      redo[redo_any(unsigned(p.width + kStripWidth - 1) / kStripWidth)] = 1u;
+      redo[redo_mark(unsigned(strip), unsigned(l))] = ls.tag;
+      redo[redo_any(unsigned(p.width + kStripWidth - 1) / kStripWidth)] = ls.tag;
     }
     return;
   }
@@ -1420,9 +1422,9 @@ __device__ __forceinline__ void cluster_pair(const CclParams& p, const StripLaye
 // kMaxClusterBlocks * StripLimits::cluster_rows rows): block (strip * K + k, layer of the batch) holds rows
 // [k, k + 1) * block_rows of the strip in its shared memory, and the labels form one union-find over the
 // cluster's distributed shared memory. The same labelling and counts as strip_count_kernel.
-// With redo (the pairs strip_count_listed_cluster_kernel left, marked there): cluster c of the grid takes the c-th of
-// all pairs and every (clusters)-th after it, and labels the marked ones; when none is marked every block leaves at
-// once.
+// With redo (the pairs strip_count_listed_cluster_kernel left, marked there with the batch's tag): cluster c of the
+// grid takes the c-th of all pairs and every (clusters)-th after it, and labels the marked ones; when none is marked
+// every block leaves at once.
 __global__ void __launch_bounds__(kStripThreads, 2)
 strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int block_rows,
                            uint32_t magic, int cap, const uint32_t* __restrict__ redo) {
@@ -1437,10 +1439,10 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
     return;
   }
   const int ns = (p.width + kStripWidth - 1) / kStripWidth;
-  if (!redo[redo_any(ns)]) return;
+  if (redo[redo_any(ns)] != ls.tag) return;
   for (int idx = int(blockIdx.x) / K; idx < ns * ls.n; idx += int(gridDim.x) / K) {
     const int strip = idx / ls.n, l = idx % ls.n;
-    if (!redo[redo_mark(strip, l)]) continue;  // cluster-uniform
+    if (redo[redo_mark(strip, l)] != ls.tag) continue;  // cluster-uniform
     cluster_pair(p, ls, sm, cmax, block_rows, magic, cap, strip, l, strip_lab, f, part);
   }
 #else
@@ -2057,6 +2059,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       // Inside a batch the smallest low, the densest set, takes the first layer: its blocks start first.
       if (!smem_strips) std::reverse(ls.low, ls.low + ls.n);
       for (int l = 0; l < ls.n; ++l) ls.slot[l] = smem_strips ? slots.of[ls.low[l]] : int16_t(-1);
+      ls.tag = uint32_t(batch + 1);
       std::memset(ls.f, 0, sizeof ls.f);
       for (int l = 0; l < ls.n; ++l) low_counts(options.candidates, nc, ls.low[l], ls.f[l]);
       if (!smem_strips) {  // per_batch = ws.layers <= kMaxLayers
