@@ -1,10 +1,9 @@
-// The last step of Medina-Carnicer's threshold search, shared by the CPU twin (canny.cpp) and the CUDA twin
-// (cuda/canny.cu) so that both pick the same way by construction (canny/canny.h, NUMBERS; the grid bins
-// are make_bins there).
+// The last step of Medina-Carnicer's threshold search (canny/canny.h, NUMBERS; the grid bins are make_bins there).
 //   pick_pair: over the instability zone D = { j in 1..nx : g_count[j] > 0 }, low = the first and high = the
 //   last local maximum of p_hist (strictly above its nearest members of D on both sides), else the fallback
-//   pair with found = 0. d is scratch of kMaxThreshold + 1 ints (shared memory on the device: no
-//   local-memory stack frame).
+//   pair with found = 0. d is scratch of kMaxThreshold + 1 ints. The CPU twin's (canny.cpp) and the fast path's;
+//   the CUDA twin picks with one warp instead (pick_pair_warp in cuda/canny.cu: the same rule over ballot masks),
+//   and every GPU test and benchmark compares its pairs with the twin's.
 //   pick_limits (host): what pick_pair takes from the candidate set (nx and the fallback pair), for both twins
 //   and the fast path (canny_cpu.cpp); low_counts (host): F_low, the candidates of a low by high.
 //   pair_of_sm (host): the step before pick_pair on the CPU, shared by the twin's select_thresholds_ref and the
@@ -17,16 +16,10 @@
 
 #include "canny/canny.h"
 
-#if defined(__CUDACC__)
-#define CANNY_HOST_DEVICE __host__ __device__
-#else
-#define CANNY_HOST_DEVICE
-#endif
-
 namespace canny {
 
-CANNY_HOST_DEVICE inline ThresholdPair pick_pair(const uint32_t* g_count, const uint32_t* p_hist, int nx, int* d,
-                                                 int fb_low, int fb_high) {
+inline ThresholdPair pick_pair(const uint32_t* g_count, const uint32_t* p_hist, int nx, int* d, int fb_low,
+                               int fb_high) {
   int nd = 0;
   for (int j = 1; j <= nx; ++j)
     if (g_count[j] > 0) d[nd++] = j;

@@ -564,7 +564,8 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
   // marked do not. (Before the tags this case passed too: the picks did not move with those pairs counted twice.)
   std::vector<CandidatePair> all_lows;  // ten highs a low: SM (and the picks) move with every pair counted twice
   for (int low = 1; low < 100; ++low)
-    for (int high = low + 1; high <= std::min(100, low + 10); ++high) all_lows.push_back({uint8_t(low), uint8_t(high)});
+    for (int high = low + 1; high <= std::min(100, low + 10); ++high)
+      all_lows.push_back({uint8_t(low), uint8_t(high)});
   const Image dense = noise_image(288, 1080, rng);
   for (const char* cap : {"32", "256"}) {
     if (small) break;

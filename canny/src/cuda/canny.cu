@@ -702,6 +702,45 @@ __global__ void __launch_bounds__(kTileX * kTileY) ccl_count_kernel(CclParams p,
   }
 }
 
+// pick_pair (pick_pair.h, the CPU twin's) by one whole warp, the same pair returned to every lane: lane t looks at the
+// grid values j = 32 r + t + 1 (r = 0 .. 3; j <= nx): the members of D (g_count[j] > 0) in ballot masks, a member's
+// nearest members below and above it from the masks, the local maxima of p_hist (a member with a member on each side
+// and p_hist above both: pick_pair's d[k], 0 < k < nd - 1) in ballots, the first and the last of them from those.
+// Instead of one thread walking the grid twice (two chains of dependent shared-memory loads).
+__device__ __forceinline__ ThresholdPair pick_pair_warp(const uint32_t* g_count, const uint32_t* p_hist, int nx,
+                                                        int fb_low, int fb_high) {
+  constexpr int kR = (kMaxThreshold + 31) / 32;
+  const int lane = int(threadIdx.x % 32);
+  uint32_t dm[kR];  // bit t of dm[r]: j = 32 r + t + 1 is in D
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    const int j = 32 * r + lane + 1;
+    dm[r] = __ballot_sync(0xffffffffu, j <= nx && g_count[j] > 0);
+  }
+  int first = -1, last = -1;
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    const int j = 32 * r + lane + 1;
+    int below = 0, above = 0;  // the nearest members of D below and above j (0: none)
+#pragma unroll
+    for (int q = 0; q <= r; ++q) {  // ascending: the highest set bit below j wins
+      const uint32_t m = q < r ? dm[q] : dm[q] & ((1u << lane) - 1u);
+      if (m) below = 32 * q + 32 - __clz(m);
+    }
+#pragma unroll
+    for (int q = kR - 1; q >= r; --q) {  // descending: the lowest set bit above j wins
+      const uint32_t m = q > r ? dm[q] : dm[q] & ~((2u << lane) - 1u);
+      if (m) above = 32 * q + __ffs(m);
+    }
+    const bool peak = ((dm[r] >> lane) & 1u) && below > 0 && above > 0 && p_hist[j] > p_hist[below] &&
+                      p_hist[j] > p_hist[above];
+    const uint32_t pm = __ballot_sync(0xffffffffu, peak);
+    if (pm && first < 0) first = 32 * r + __ffs(pm);
+    if (pm) last = 32 * r + 32 - __clz(pm);
+  }
+  return first < 0 ? ThresholdPair{fb_low, fb_high, 0} : ThresholdPair{first, last, 1};
+}
+
 // A block's Medina-Carnicer histograms (canny.h NUMBERS, the x grid) in shared memory, with the tables add
 // reads: the bins of G's half steps, and those of Prob = v / nc for v = 0 .. nc (SM <= nc), made once a block so that
 // no pixel divides by nc. init: every thread of the block, a barrier after.
@@ -1207,7 +1246,7 @@ strip_count_redo_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __re
 // leaves before any count (NMS keeps at most about 40 % of the pixels in any S measured); strip_count_redo_kernel
 // labels those pairs after it, as strip_count_kernel does.
 // Where the lists' entries live: one block's shared memory (BlockEntries: entries base .. at e), or the distributed
-// shared memory of a cluster of blocks (ClusterLabels, block k's entries at part[k]: strip_count_listed_cluster_kernel).
+// shared memory of a cluster of blocks (ClusterLabels, block k's entries at part[k]; the listed cluster kernel).
 struct BlockEntries {
   uint32_t* e;
   uint32_t base;
@@ -1275,7 +1314,8 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
   uint32_t* e = smem + size_t(kStripWidth) * R / 4;
   const uint32_t kbase = uint32_t(k) * uint32_t(kStripWarps * cap);  // this block's first entry
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (kCluster && threadIdx.x < K) s.part[threadIdx.x] = cooperative_groups::this_cluster().map_shared_rank(e, int(threadIdx.x));
+  if (kCluster && threadIdx.x < K)
+    s.part[threadIdx.x] = cooperative_groups::this_cluster().map_shared_rank(e, int(threadIdx.x));
 #endif
   __syncthreads();
   const ListLabels L{{e, kbase}};
@@ -1333,7 +1373,7 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
         int st;
         const uint32_t a = run_above(m, above, at_or_below, &st);
         uint32_t more = in && lane == st ? a & ~(a << 1) : 0u;
-        const uint32_t own = wbase + __popc(m & below);  // the run's first pixel's entry (the run started a label there)
+        const uint32_t own = wbase + __popc(m & below);  // the run's first pixel's entry (its label)
         merge_runs_above(Lx, more, up, own);
       }
     }
@@ -1555,16 +1595,18 @@ strip_final_kernel(CclParams p, const uint8_t* __restrict__ gh, const uint16_t* 
   after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ BlockHistograms block_hist;
-  __shared__ int d[kMaxThreshold + 1];
   __shared__ ThresholdPair pair;
   const int W = p.width, x0 = blockIdx.x * kStripWidth;
   const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0, cap);
   block_hist.init(bins, nc);
   region_histograms(gh, sm, W, x0, min(W, x0 + kStripWidth), 0, c.H, c.tx, c.ty, c.ny, uint32_t(nc), block_hist);
   __syncthreads();
-  if (threadIdx.x == 0) {
-    pair = pick_pair(block_hist.g_count, block_hist.p_hist, nx, d, fb_low, fb_high);
-    pairs[blockIdx.x] = pair;
+  if (threadIdx.x < 32) {
+    const ThresholdPair t = pick_pair_warp(block_hist.g_count, block_hist.p_hist, nx, fb_low, fb_high);
+    if (threadIdx.x == 0) {
+      pair = t;
+      pairs[blockIdx.x] = t;
+    }
   }
   __syncthreads();
   const int x = x0 + c.tx;
@@ -1705,9 +1747,9 @@ select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, i
     }
     __syncthreads();
   }
+  if (threadIdx.x >= 32) return;
+  const ThresholdPair out = pick_pair_warp(g_count, p_hist, nx, fb_low, fb_high);
   if (threadIdx.x != 0) return;
-  __shared__ int d[kMaxThreshold + 1];  // thread 0 only (shared: no local-memory stack frame)
-  const ThresholdPair out = pick_pair(g_count, p_hist, nx, d, fb_low, fb_high);
   if (all) {
     for (int k = 0; k < ns; ++k) pairs[k] = out;
   } else {
