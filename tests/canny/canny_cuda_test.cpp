@@ -582,7 +582,9 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
 // multiprocessor hold: 602 rows on an H100 or H200 (228 KB of shared memory per SM), so one tile up to 602
 // rows, then equal parts (2 x 602, 3 x 602, ...). Heights around those part boundaries, widths of whole and
 // partial strips, both candidate sets: the tiles' first rows and columns join across tiles, and a component
-// may cross several of them.
+// may cross several of them. From 603 rows up to the rows one block holds with a label a pixel (1184) a strip is one
+// tile over the lists instead (ccl_tile_listed_kernel: 603 here; DenseSetsAndTheLists at 1080 and 1184 rows with its
+// overflows).
 TEST(CannyCuda, TilePathPartBoundaries) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 13);
@@ -598,6 +600,9 @@ TEST(CannyCuda, TilePathPartBoundaries) {
         c.step = step;
         compare(img, c);
       }
+      Config f;  // the fixed pair's map: the tile path's one labelling
+      f.mode = ThresholdMode::kFixed;
+      compare(img, f);
     }
   }
 }

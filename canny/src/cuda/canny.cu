@@ -449,7 +449,7 @@ struct LayersOf {
   uint8_t low[N];                     // count pass: the low of each layer (high: 255, never reached)
   uint16_t f[N][kMaxThreshold + 1];   // F_low(v): candidates (low, high) with high <= v
   int16_t slot[N];                    // strip mode: plane of cmax for the component maxima of this low, -1 none
-  uint32_t tag;                       // strip mode: the batch's index + 1, the value of its redo marks
+  uint32_t tag;                       // the batch's index + 1: the value of its redo marks (the listed kernels)
 };
 using Layers = LayersOf<kMaxLayers>;
 using StripLayers = LayersOf<kMaxStripLayers>;
@@ -1295,22 +1295,36 @@ struct ListedShared {
   int overflow;                             // a cluster: this block has a chunk whose list overflowed
 };
 
-// One (strip, layer) pair over the lists (ListedShared s, the codes and entries in smem), rows [r0, r0 + R) of the
-// strip in this block: all of them (kCluster false: strip_count_listed_kernel), or block k of a cluster of K that
-// splits the strip's rows in parts of R (strip_count_listed_cluster_kernel). The entries of block k start at
-// k * 32 * cap (entry indices across the cluster, all below ListLabels::kAccW: the host's listed_cap); a pixel's
-// local index (its row from r0) is below 2^16 (R <= 2048). In a cluster the chunk tops, the fold and the count reach
-// the other blocks' entries (Lx: ClusterLabels over them; magic: cluster_magic(32 cap)), each block's first chunk
-// joins the last row of the block above, and a list overflowing in any block leaves the whole pair to the redo.
-template <bool kCluster>
-__device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayers& ls, uint16_t* sm, uint8_t* cmax,
-                                            int cap, uint32_t* __restrict__ redo, int strip, int l, int K, int k,
-                                            int R, uint32_t magic, uint32_t* smem, ListedShared& s) {
-  const int W = p.width, H = p.height, x0 = strip * kStripWidth, r0 = k * R, rows = min(R, H - r0);
-  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
+// A warp's part of a listed labelling, for its finishing step (listed_label): its entries and where they lie.
+struct ListedWarp {
+  ListLabels L;          // this block's entries
+  uint32_t wbase;        // the warp's first entry
+  int n;                 // its entries (pixels of S of its chunk, in row order)
+  const uint8_t* codes;  // the block's codes (local index k = row from r0 * 32 + column)
+  int r0, x0;            // the block's first strip row, the strip's first column
+  int y0, y1;            // the warp's chunk: local rows [y0, y1)
+  int lane;
+};
+
+// Labels S = {B >= lo} over the lists (ListedShared s, the codes and entries in smem) in rows [r0, r0 + rows) of the
+// strip at column x0, in this block: a part of a strip (kCluster false: the listed kernels of strips and tiles), or
+// block k of a cluster of K whose blocks take R rows each, r0 = k R (strip_count_listed_cluster_kernel). The entries of
+// block k start at k * 32 * cap (entry indices across the cluster, all below ListLabels::kAccW: the host's listed_cap);
+// a pixel's local index (its row from r0) is below 2^16 (R <= 2048). In a cluster the chunk tops, the fold and the
+// finishing step reach the other blocks' entries (Lx: ClusterLabels over them; magic: cluster_magic(32 cap)), and each
+// block's first chunk joins the last row of the block above. A list overflowing (in any block of a cluster) sets
+// redo[mark] and the word after the marks of ns strips to tag and returns before any write but those. Otherwise, after
+// the fold (every entry's word its root's entry, a root's kAccW | the maximum of A over its component) and a barrier,
+// finish(Lx, warp) runs in every warp (then, in a cluster, a cluster barrier). The caller fills what finish reads of s
+// before (a barrier follows the loads).
+template <bool kCluster, class Finish>
+__device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, int cap, uint32_t* __restrict__ redo,
+                                             uint32_t mark, uint32_t tag, int x0, int r0, int R, int K, int k,
+                                             uint32_t magic, uint32_t* smem, ListedShared& s, Finish finish) {
+  const int W = p.width, H = p.height, rows = min(R, H - r0);
   // Codes first (32 x R bytes), then the lists (4-byte aligned: R * 32 is a multiple of 32).
   const StripCcl c = strip_ccl(smem, 0, H, r0, rows, 0, 0);  // codes at smem + 0
-  strip_load(c, p.q, W, x0, ls.low[l]);
+  strip_load(c, p.q, W, x0, lo);
   uint32_t* e = smem + size_t(kStripWidth) * R / 4;
   const uint32_t kbase = uint32_t(k) * uint32_t(kStripWarps * cap);  // this block's first entry
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1346,8 +1360,8 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
 #endif
   if (any) {
     if (k == 0 && threadIdx.x == 0) {
-      redo[redo_mark(unsigned(strip), unsigned(l))] = ls.tag;
-      redo[redo_any(unsigned(p.width + kStripWidth - 1) / kStripWidth)] = ls.tag;
+      redo[mark] = tag;
+      redo[redo_any(unsigned(W + kStripWidth - 1) / kStripWidth)] = tag;
     }
     return;
   }
@@ -1386,15 +1400,7 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
       if (r != g) L.atomic_min(g, r);
     }
     sync();
-    uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
-    for (int i = lane; i < n; i += 32) {
-      const uint32_t x = *L.w.at(wbase + uint32_t(i)), w = x >> 16, kk = x & 0xffffu;
-      const uint32_t mx = w >= ListLabels::kAccW ? (w & 0xffu) : (Lx.load(w) & 0xffu);
-      const size_t gi = size_t(r0 + int(kk / kStripWidth)) * W + x0 + kk % kStripWidth;
-      const uint32_t add = uint32_t(s.f[mx]) - uint32_t(s.f[a_of(codes[kk])]);
-      if (add) sm_add(sm, gi, add);
-      if (plane) plane[gi] = uint8_t(mx);
-    }
+    finish(Lx, ListedWarp{L, wbase, n, codes, r0, x0, y0, y1, lane});
   };
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (kCluster) {
@@ -1404,6 +1410,28 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
   }
 #endif
   run(L);
+}
+
+// The counting pass's finishing step over the lists (strip_count_listed_kernel, the cluster's): SM += F_low(maxA) -
+// F_low(A) for the warp's pixels of S (s.f: F_low of layer l), and the plane of cmax for the low, when it has one.
+template <bool kCluster>
+__device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayers& ls, uint16_t* sm, uint8_t* cmax,
+                                            int cap, uint32_t* __restrict__ redo, int strip, int l, int K, int k,
+                                            int R, uint32_t magic, uint32_t* smem, ListedShared& s) {
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
+  const int W = p.width, H = p.height;
+  uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
+  listed_label<kCluster>(p, ls.low[l], cap, redo, redo_mark(uint32_t(strip), uint32_t(l)), ls.tag,
+                         strip * kStripWidth, k * R, R, K, k, magic, smem, s, [&](const auto& Lx, const ListedWarp& w) {
+    for (int i = w.lane; i < w.n; i += 32) {
+      const uint32_t x = *w.L.w.at(w.wbase + uint32_t(i)), par = x >> 16, kk = x & 0xffffu;
+      const uint32_t mx = par >= ListLabels::kAccW ? (par & 0xffu) : (Lx.load(par) & 0xffu);
+      const size_t gi = size_t(w.r0 + int(kk / kStripWidth)) * W + w.x0 + kk % kStripWidth;
+      const uint32_t add = uint32_t(s.f[mx]) - uint32_t(s.f[a_of(w.codes[kk])]);
+      if (add) sm_add(sm, gi, add);
+      if (plane) plane[gi] = uint8_t(mx);
+    }
+  });
 }
 
 __global__ void __launch_bounds__(kStripThreads, 2)
@@ -1496,12 +1524,11 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
 // pixel's mx is read). Global indices keep the order of the strip's indices, so parents stay at smaller indices. It
 // marks its tile roots in `roots` (a word per row of the tile) for passes 3 and 4. Its codes are a byte a pixel for
 // its low and its warps list their pixels of S, as in the counting kernels (cap: strip_list_cap).
-__global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclParams p, int tile_rows,
-                                                                        uint32_t* __restrict__ roots, int cap) {
-  after_previous();
-  extern __shared__ uint32_t strip_lab[];
-  const int W = p.width, H = p.height, l = blockIdx.z, x0 = blockIdx.x * kStripWidth;
-  const int r0 = blockIdx.y * tile_rows, rows = min(tile_rows, H - r0);
+// tile_local: tile (strip, part) of layer l of ns strips, in a block (ccl_strip_local_kernel, ccl_tile_redo_kernel).
+__device__ __forceinline__ void tile_local(const CclParams& p, int tile_rows, uint32_t* __restrict__ roots, int cap,
+                                           int strip, int part, int l, int ns, uint32_t* strip_lab) {
+  const int W = p.width, H = p.height, x0 = strip * kStripWidth;
+  const int r0 = part * tile_rows, rows = min(tile_rows, H - r0);
   uint32_t lo, hi;
   layer_pair(p, l, x0, &lo, &hi);
   if (!final_needs_labels(p, lo, hi)) return;  // the strip's pair: the same for the whole block
@@ -1512,7 +1539,7 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
   const size_t n = size_t(W) * H;
   uint32_t* lab = p.lab + size_t(l) * n;
   uint32_t* mx = p.mx + size_t(l) * n;
-  uint32_t* bits = roots + size_t(l) * gridDim.x * H + blockIdx.x;
+  uint32_t* bits = roots + size_t(l) * ns * H + strip;
   // The warp's chunk alone from here (its pixels, its rows' bit words): the bit rows are gathered in shared memory,
   // in the codes' words (dead after strip_label), then stored a row a lane.
   uint32_t* row_bits = reinterpret_cast<uint32_t*>(c.codes);  // row_bits[y - r0] for strip row y (32 code bytes a row)
@@ -1533,7 +1560,77 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
     }
   });
   __syncwarp();
-  for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) bits[size_t(y) * gridDim.x] = row_bits[y - r0];
+  for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) bits[size_t(y) * ns] = row_bits[y - r0];
+}
+__global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclParams p, int tile_rows,
+                                                                        uint32_t* __restrict__ roots, int cap) {
+  after_previous();
+  extern __shared__ uint32_t strip_lab[];
+  tile_local(p, tile_rows, roots, cap, int(blockIdx.x), int(blockIdx.y), int(blockIdx.z), int(gridDim.x), strip_lab);
+}
+
+// Pass 1 over the lists, for tiles taller than two blocks a multiprocessor hold with a label a pixel (run_ccl: a whole
+// strip of 1080 rows, where ccl_strip_local_kernel takes two tiles of 540): block (strip, part, layer) labels its
+// tile as strip_count_listed_kernel does (listed_label), then writes what ccl_strip_local_kernel
+// writes: a pixel's parent is the global index of its tile root (the pixel of its root's entry: entries are in the
+// tile's row order, so a root is its component's first pixel, as there), a tile root's mx its maximum, and the bit
+// rows of the tile roots. A tile whose list overflows is marked (redo_mark(strip, part * layers + layer), the batch's
+// tag p.layers.tag) for ccl_tile_redo_kernel.
+__global__ void __launch_bounds__(kStripThreads, 2) ccl_tile_listed_kernel(CclParams p, int tile_rows,
+                                                                        uint32_t* __restrict__ roots, int cap,
+                                                                        uint32_t* __restrict__ redo) {
+  after_previous();
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ ListedShared s;
+  const int W = p.width, H = p.height, strip = int(blockIdx.x), part = int(blockIdx.y), l = int(blockIdx.z);
+  const int ns = int(gridDim.x), x0 = strip * kStripWidth;
+  uint32_t lo, hi;
+  layer_pair(p, l, x0, &lo, &hi);
+  if (!final_needs_labels(p, lo, hi)) return;  // the strip's pair: the same for the whole block
+  const size_t n = size_t(W) * H;
+  uint32_t* lab = p.lab + size_t(l) * n;
+  uint32_t* mx = p.mx + size_t(l) * n;
+  uint32_t* bits = roots + size_t(l) * ns * H + strip;
+  const uint32_t mark = redo_mark(uint32_t(strip), uint32_t(part * int(gridDim.z) + l));
+  listed_label<false>(p, lo, cap, redo, mark, p.layers.tag, x0, part * tile_rows, tile_rows, 1, 0, 0u, strip_lab, s,
+                      [&](const auto&, const ListedWarp& w) {
+    // The bit rows gathered in the codes' words (dead after the fold), a word a row of the warp's chunk.
+    uint32_t* row_bits = reinterpret_cast<uint32_t*>(strip_lab);
+    for (int y = w.y0 + w.lane; y < w.y1; y += kStripWidth) row_bits[y] = 0;
+    __syncwarp();
+    for (int i = w.lane; i < w.n; i += 32) {
+      const uint32_t x = *w.L.w.at(w.wbase + uint32_t(i)), par = x >> 16, k = x & 0xffffu;
+      const size_t gi = size_t(w.r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth;
+      if (par >= ListLabels::kAccW) {  // a tile root
+        lab[gi] = uint32_t(gi);
+        mx[gi] = par & 0xffu;
+        atomicOr(row_bits + k / kStripWidth, 1u << (k % kStripWidth));
+      } else {
+        const uint32_t kr = *w.L.w.at(par) & 0xffffu;  // the root's pixel
+        lab[gi] = uint32_t(size_t(w.r0 + int(kr / kStripWidth)) * W + x0 + kr % kStripWidth);
+      }
+    }
+    __syncwarp();
+    for (int y = w.y0 + w.lane; y < w.y1; y += kStripWidth) bits[size_t(w.r0 + y) * ns] = row_bits[y];
+  });
+}
+
+// The tiles ccl_tile_listed_kernel left (redo[redo_mark(strip, part * layers + layer)] holds p.layers.tag), labelled
+// as ccl_strip_local_kernel does: block b takes the b-th of all (strip, part, layer) triples and every gridDim.x-th
+// after it. When none is marked (most calls) every block leaves at once.
+__global__ void __launch_bounds__(kStripThreads, 1)
+ccl_tile_redo_kernel(CclParams p, int tile_rows, uint32_t* __restrict__ roots, int cap,
+                     const uint32_t* __restrict__ redo, int parts) {
+  after_previous();
+  extern __shared__ uint32_t strip_lab[];
+  const int ns = (p.width + kStripWidth - 1) / kStripWidth, nl = p.layers.n;
+  if (redo[redo_any(ns)] != p.layers.tag) return;
+  for (int idx = int(blockIdx.x); idx < ns * parts * nl; idx += int(gridDim.x)) {
+    const int strip = idx / (parts * nl), pl = idx % (parts * nl);
+    if (redo[redo_mark(strip, pl)] != p.layers.tag) continue;  // block-uniform
+    __syncthreads();  // the previous tile's readers of shared memory are done
+    tile_local(p, tile_rows, roots, cap, strip, pl / nl, pl % nl, ns, strip_lab);
+  }
 }
 
 // Pass 2 for the tiles of ccl_strip_local_kernel: block (strip, chunk of kStripBorderThreads rows of a tile,
@@ -1817,6 +1914,8 @@ struct StripLimits {
   int sms = 0;             // the device's multiprocessors
   size_t listed_room = 0;  // strip_count_listed_kernel's dynamic shared memory, two blocks a multiprocessor
   size_t listed_cluster_room = 0;  // strip_count_listed_cluster_kernel's (clusters only), two blocks a multiprocessor
+  size_t listed_tile_room = 0;     // ccl_tile_listed_kernel's, two blocks a multiprocessor
+  size_t tile_redo_room = 0;       // ccl_tile_redo_kernel's (the device's opt-in limit)
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -1906,6 +2005,17 @@ gpu::CudaError strip_limits(StripLimits* out) {
                                             int(l.listed_room)));
     }
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(strip_final_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    cudaFuncAttributes tile_listed{}, tile_redo{};
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&tile_listed, ccl_tile_listed_kernel));
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&tile_redo, ccl_tile_redo_kernel));
+    if (pair_bytes > tile_listed.sharedSizeBytes + size_t(reserved) && size_t(optin) > tile_redo.sharedSizeBytes) {
+      l.listed_tile_room = pair_bytes - tile_listed.sharedSizeBytes - size_t(reserved);
+      l.tile_redo_room = size_t(optin) - tile_redo.sharedSizeBytes;
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_tile_listed_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(l.listed_tile_room)));
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_tile_redo_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(l.tile_redo_room)));
+    }
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           int(size_t(optin) - tile.sharedSizeBytes)));
   }
@@ -1935,16 +2045,40 @@ gpu::CudaError strip_limits(StripLimits* out) {
 
 // Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.tile_rows rows:
 // the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words),
-// free for the rest of the call.
-gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, cudaStream_t stream) {
+// free for the rest of the call. Where the tiles would be parts of a strip but one tile a strip holds its pixels of S
+// in lists (two blocks a multiprocessor, the lists at least half a warp's chunk: 603 to 1184 rows on an H100 or
+// H200, 1080p), pass 1 takes those instead (ccl_tile_listed_kernel, its overflowing tiles labelled by
+// ccl_tile_redo_kernel; redo: the marks, p.layers.tag the batch's tag): no tile tops to join in passes 2 to 4. (At
+// 2160p two listed tiles a strip instead of four were no faster: docs/benchmarks.md.)
+gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, uint32_t* redo,
+                       cudaStream_t stream) {
   if (room.tile_rows < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
   const int ns = strip_count(p.width);
-  const int parts = (p.height + room.tile_rows - 1) / room.tile_rows;
+  int parts = (p.height + room.tile_rows - 1) / room.tile_rows;
+  // The test hook GPUEC_CANNY_LIST_CAP: 0 keeps the listed tiles out; N caps their lists (overflows: the redo).
+  const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
+  // The listed tiles: the whole strip (rows for the redo's labels too), where the tiles would be parts of it.
+  const int lcap = parts > 1 && room.listed_tile_room > 0 && hook != 0 && p.height <= room.block_rows
+                       ? listed_cap(p.height, room.listed_tile_room, 1)
+                       : 0;
+  const bool listed = lcap > 0 && listed_fits(p.height, lcap) && nl <= kMaxStripLayers;
+  if (listed) parts = 1;
   const int rows = (p.height + parts - 1) / parts;
   const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
-  const int list = strip_list_cap(rows, room.tile_room);
-  GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, strip_rows_bytes(rows) + strip_list_bytes(list), stream},
-                                   ccl_strip_local_kernel, p, rows, roots, list));
+  if (listed) {
+    const int cap = hook > 0 && hook < lcap ? int(hook) : lcap;
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, listed_bytes(rows, lcap), stream}, ccl_tile_listed_kernel,
+                                     p, rows, roots, cap, redo));
+    const int list = strip_list_cap(rows, room.tile_redo_room);
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({std::min(room.sms, ns * parts * nl), kStripThreads,
+                                      strip_rows_bytes(rows) + strip_list_bytes(list), stream},
+                                     ccl_tile_redo_kernel, p, rows, roots, list, static_cast<const uint32_t*>(redo),
+                                     parts));
+  } else {
+    const int list = strip_list_cap(rows, room.tile_room);
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, strip_rows_bytes(rows) + strip_list_bytes(list), stream},
+                                     ccl_strip_local_kernel, p, rows, roots, list));
+  }
   const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
   // The border pass alone is launched without programmatic dependent launch: with it, frame mode at 2160p took
   // 750-757 us instead of 721-723 (H200, the same call; docs/benchmarks.md).
@@ -2039,7 +2173,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
-  const int zero_words = strips ? int(hist_words(size_t(ns))) : kHistWords + 1;
+  const int zero_words = int(hist_words(size_t(ns)));  // the redo marks too: the tile path's listed tiles mark
   if (const gpu::CudaError e =
           run_gradient(src, W, H, pitch, taps, nullptr, W, mode == ThresholdMode::kFixed ? nullptr : ws.gh, ws.q,
                        block_strips || cluster_strips ? ws.sm : nullptr, zero_words, ws, stream))
@@ -2058,6 +2192,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   p.mx = ws.mx;
   p.pairs = pairs;
 
+  int batch = 0;  // the batches of lows launched (their tags: batch + 1)
   if (mode == ThresholdMode::kFixed) {
     const ThresholdPair f{options.fixed.low, options.fixed.high, 1};
     GPUEC_CUDA_CHECK(gpu::launch_pdl({(ns + 255) / 256, 256, 0, stream}, fill_pairs_kernel, pairs, ns, f));
@@ -2089,7 +2224,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     for (int v = 1; v <= kMaxThreshold; ++v) nlows += has_low[v];
     // The tile path's first batch takes the remainder, so that the kept last batch is a full one.
     int cap = smem_strips || nlows % per_batch == 0 ? per_batch : nlows % per_batch;
-    int batch = 0;
     // The batch: strip mode's kernels take it whole (p.layers stays zero, p.kept 0), the tile path's kernels get it
     // copied into p.layers (per_batch = ws.layers <= kMaxLayers), whose lows stay for kept_layer after the loop.
     StripLayers ls{};
@@ -2157,7 +2291,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                                            static_cast<const uint32_t*>(nullptr)));
         }
       } else {
-        if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, stream)) return e;
+        p.layers.tag = uint32_t(batch + 1);
+        if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, ws.redo, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
         int count_rows = kTileY;
         while (count_rows < 4 * kTileY &&
@@ -2202,8 +2337,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   for (int v = 1; v < nx; ++v) relabel = relabel || (on_grid[v] && kept_layer(p, uint32_t(v)) < 0);
   p.final_pass = 1;
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
+  p.layers.tag = uint32_t(batch + 1);  // after every batch's
   if (relabel)
-    if (const gpu::CudaError e = run_ccl(p, 1, room, roots, stream)) return e;
+    if (const gpu::CudaError e = run_ccl(p, 1, room, roots, ws.redo, stream)) return e;
   if (quad_rows(W, edges_pitch, edges, 4)) {
     GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, ccl_output_kernel<4>, p, edges, edges_pitch));
   } else {
