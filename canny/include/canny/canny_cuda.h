@@ -24,7 +24,9 @@
 // a block whose lists overflow leaves its pair to the per-pixel labelling after it); taller strips are labelled by a
 // cluster of up to 8 blocks (the rows split evenly, at most about 600 a block so that two blocks share a
 // multiprocessor: up to 4808 rows on an H100 or H200; one union-find over the cluster's distributed shared memory;
-// sm_90). Either keeps each pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several
+// sm_90), over the lists where they hold half a warp's pixels in the fewest blocks (two blocks of 1080 rows at 2160p,
+// up to about 3640 rows: strip_count_listed_cluster_kernel, its overflowing pairs left to the per-pixel clusters).
+// Either keeps each pixel's component maximum in a byte plane per low (32 planes up to 16 Mpixels); several
 // blocks per strip build the histograms and the last picks the pair (select_kernel), then a thread per pixel writes
 // the edge map from the plane of the pair's low. Where a pair's low may have no plane (a candidate set with more lows
 // than planes, or a grid value that is not a low; never the standard sets), one block per strip labels
@@ -33,7 +35,8 @@
 // for sm_90 or later (a newer GPU running the default build's compute_75 PTX has no cluster path). Taller
 // strips, those cases, and frame mode (the tile path): tiles of 32 columns and as many rows as a block
 // holds (the whole strip up to about 600 rows, else equal parts of it, so that two blocks share a
-// multiprocessor) are labelled in shared memory as the strips are; then the adjacencies across tile borders
+// multiprocessor; a strip of 603 to 1184 rows is one tile over the lists instead, ccl_tile_listed_kernel) are
+// labelled in shared memory as the strips are; then the adjacencies across tile borders
 // are merged in global memory (Playne-Hawick lock-free union, each distinct pair of parents once per warp),
 // the tile roots (marked in bit rows) are hung under their roots and given their component's maximum, and a
 // pixel's component maximum is mx[lab[p]]. Up to 8 lows a batch (4 above 4 Mpixels), the largest lows first;
