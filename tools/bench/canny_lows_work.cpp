@@ -6,6 +6,10 @@
 // counting costs against C_0.03's, whatever the kernel, as long as it labels each low. CPU only (the CPU twin's G
 // and canny::threshold_codes); images from GPUEC_SHARED_DIR (images/standard) as canny-bench-gpu, and the same
 // synthetic 1080p and 2160p frames.
+// Also, for frame mode (one region: components span strips), the share of those pixels whose component in the whole
+// frame (8-connected, S(low)) crosses a strip border: the pixels whose component maximum a strip alone cannot give
+// (docs/benchmarks.md, issue 18, eleventh session).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -19,7 +23,50 @@ namespace {
 
 struct Work {
   double pixels = 0, rows = 0;  // sums over the lows of |S(low)| and of the strip rows (32 columns) with S(low)
+  double crossing = 0;          // the sum over the lows of the pixels of S(low) whose frame component crosses strips
 };
+
+// Union-find over pixel indices (path halving; the smaller root wins).
+uint32_t find(std::vector<uint32_t>& parent, uint32_t a) {
+  while (parent[a] != a) a = parent[a] = parent[parent[a]];
+  return a;
+}
+
+// The pixels of S(lo) = {B >= lo} whose 8-connected component in the frame holds pixels of two strips or more.
+double crossing_pixels(const std::vector<uint8_t>& b, int w, int h, int lo) {
+  const size_t n = size_t(w) * h;
+  std::vector<uint32_t> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = uint32_t(i);
+  auto in = [&](int x, int y) { return x >= 0 && x < w && y >= 0 && b[size_t(y) * w + x] >= lo; };
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (!in(x, y)) continue;
+      const uint32_t i = uint32_t(size_t(y) * w + x);
+      const int nb[4][2] = {{x - 1, y}, {x - 1, y - 1}, {x, y - 1}, {x + 1, y - 1}};  // the neighbours before it
+      for (const auto& q : nb) {
+        if (!in(q[0], q[1])) continue;
+        const uint32_t a = find(parent, i), c = find(parent, uint32_t(size_t(q[1]) * w + q[0]));
+        if (a != c) parent[std::max(a, c)] = std::min(a, c);
+      }
+    }
+  std::vector<int> lo_strip(n, -1), hi_strip(n, -1);  // per root: its components' first and last strip
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (!in(x, y)) continue;
+      const uint32_t r = find(parent, uint32_t(size_t(y) * w + x));
+      const int s = x / 32;
+      if (lo_strip[r] < 0 || s < lo_strip[r]) lo_strip[r] = s;
+      if (s > hi_strip[r]) hi_strip[r] = s;
+    }
+  double out = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (!in(x, y)) continue;
+      const uint32_t r = find(parent, uint32_t(size_t(y) * w + x));
+      out += lo_strip[r] != hi_strip[r];
+    }
+  return out;
+}
 
 // Work of the lows of `candidates` on the codes B (w x h), strips of 32 columns.
 Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<canny::CandidatePair>& candidates) {
@@ -35,6 +82,7 @@ Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<ca
         out.pixels += n;
         out.rows += n > 0;
       }
+    out.crossing += crossing_pixels(b, w, h, lo);
   }
   return out;
 }
@@ -53,9 +101,10 @@ int main(int argc, char** argv) {
   c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
   std::printf(
       "# sigma 1.0; px: the sum over the set's lows of |S(low)| over the pixels; rows: the sum over the lows of\n"
-      "# the strip rows (32 columns) holding a pixel of S(low), over the strip rows\n");
-  std::printf("%-22s %6s %9s %9s %6s %11s %11s %6s\n", "image", "S(1)", "px C_0.03", "px C_0.01", "ratio",
-              "rows C_0.03", "rows C_0.01", "ratio");
+      "# the strip rows (32 columns) holding a pixel of S(low), over the strip rows; crossing: the share of those\n"
+      "# pixels whose 8-connected component of S(low) in the whole frame holds pixels of two strips or more\n");
+  std::printf("%-22s %6s %9s %9s %6s %11s %11s %6s %9s %9s\n", "image", "S(1)", "px C_0.03", "px C_0.01", "ratio",
+              "rows C_0.03", "rows C_0.01", "ratio", "cross .03", "cross .01");
   for (const canny_bench::Image& im : images) {
     std::vector<float> g(size_t(im.w) * im.h);
     std::vector<uint8_t> work(canny::workspace_bytes_ref(im.w, im.h));
@@ -74,9 +123,9 @@ int main(int argc, char** argv) {
     }
     const double n = double(im.w) * im.h, strip_rows = double((im.w + 31) / 32) * im.h;
     const Work a = lows_work(codes_b, im.w, im.h, c03), b = lows_work(codes_b, im.w, im.h, c01);
-    std::printf("%-22s %5.1f%% %9.3f %9.3f %6.2f %11.3f %11.3f %6.2f\n", im.name.c_str(), 100.0 * double(s1) / n,
-                a.pixels / n, b.pixels / n, b.pixels / a.pixels, a.rows / strip_rows, b.rows / strip_rows,
-                b.rows / a.rows);
+    std::printf("%-22s %5.1f%% %9.3f %9.3f %6.2f %11.3f %11.3f %6.2f %8.1f%% %8.1f%%\n", im.name.c_str(),
+                100.0 * double(s1) / n, a.pixels / n, b.pixels / n, b.pixels / a.pixels, a.rows / strip_rows,
+                b.rows / strip_rows, b.rows / a.rows, 100.0 * a.crossing / a.pixels, 100.0 * b.crossing / b.pixels);
   }
   return 0;
 }
