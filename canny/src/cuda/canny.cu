@@ -101,6 +101,22 @@ __host__ __device__ constexpr T redo_any(T ns) {
   return redo_mark(ns, T(0));
 }
 
+// The redo kernels' loop: f(strip, j) for every pair (strip, j < per) of the ns strips of width W whose mark holds tag,
+// this block (or cluster) taking pairs first, first + step, ... of all; none, and no loop, when the word after the marks
+// is not the tag (most calls). A barrier before each f: the previous pair's readers of shared memory are done.
+template <class F>
+__device__ __forceinline__ void for_marked(const uint32_t* __restrict__ redo, int W, int per, uint32_t tag, int first,
+                                           int step, F f) {
+  const int ns = (W + kStripWidth - 1) / kStripWidth;
+  if (redo[redo_any(ns)] != tag) return;
+  for (int idx = first; idx < ns * per; idx += step) {
+    const int strip = idx / per, j = idx % per;
+    if (redo[redo_mark(strip, j)] != tag) continue;  // uniform in the block (the cluster)
+    __syncthreads();
+    f(strip, j);
+  }
+}
+
 // The words of hist's region for ns strips: histograms and block counters, then the redo marks and their word.
 size_t hist_words(size_t ns) { return ns * (kHistWords + 1) + redo_any(ns) + 1; }
 
@@ -1223,14 +1239,8 @@ strip_count_redo_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __re
   after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
-  const int ns = (p.width + kStripWidth - 1) / kStripWidth;
-  if (redo[redo_any(ns)] != ls.tag) return;
-  for (int idx = int(blockIdx.x); idx < ns * ls.n; idx += int(gridDim.x)) {
-    const int strip = idx / ls.n, l = idx % ls.n;
-    if (redo[redo_mark(strip, l)] != ls.tag) continue;  // block-uniform
-    __syncthreads();  // the previous pair's readers of shared memory are done
-    count_pair(p, ls, sm, cmax, cap, strip, l, strip_lab, f);
-  }
+  for_marked(redo, p.width, ls.n, ls.tag, int(blockIdx.x), int(gridDim.x),
+             [&](int strip, int l) { count_pair(p, ls, sm, cmax, cap, strip, l, strip_lab, f); });
 }
 
 // ---- the counting pass with the union-find over the warps' lists (strip_count_listed_kernel) ------------------
@@ -1506,13 +1516,9 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
     cluster_pair(p, ls, sm, cmax, block_rows, magic, cap, int(blockIdx.x) / K, int(blockIdx.y), strip_lab, f, part);
     return;
   }
-  const int ns = (p.width + kStripWidth - 1) / kStripWidth;
-  if (redo[redo_any(ns)] != ls.tag) return;
-  for (int idx = int(blockIdx.x) / K; idx < ns * ls.n; idx += int(gridDim.x) / K) {
-    const int strip = idx / ls.n, l = idx % ls.n;
-    if (redo[redo_mark(strip, l)] != ls.tag) continue;  // cluster-uniform
+  for_marked(redo, p.width, ls.n, ls.tag, int(blockIdx.x) / K, int(gridDim.x) / K, [&](int strip, int l) {
     cluster_pair(p, ls, sm, cmax, block_rows, magic, cap, strip, l, strip_lab, f, part);
-  }
+  });
 #else
   __trap();  // clusters need sm_90: the host never launches this kernel below it
 #endif
@@ -1569,20 +1575,19 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclPa
   tile_local(p, tile_rows, roots, cap, int(blockIdx.x), int(blockIdx.y), int(blockIdx.z), int(gridDim.x), strip_lab);
 }
 
-// Pass 1 over the lists, for tiles taller than two blocks a multiprocessor hold with a label a pixel (run_ccl: a whole
-// strip of 1080 rows, where ccl_strip_local_kernel takes two tiles of 540): block (strip, part, layer) labels its
-// tile as strip_count_listed_kernel does (listed_label), then writes what ccl_strip_local_kernel
-// writes: a pixel's parent is the global index of its tile root (the pixel of its root's entry: entries are in the
-// tile's row order, so a root is its component's first pixel, as there), a tile root's mx its maximum, and the bit
-// rows of the tile roots. A tile whose list overflows is marked (redo_mark(strip, part * layers + layer), the batch's
-// tag p.layers.tag) for ccl_tile_redo_kernel.
-__global__ void __launch_bounds__(kStripThreads, 2) ccl_tile_listed_kernel(CclParams p, int tile_rows,
-                                                                        uint32_t* __restrict__ roots, int cap,
-                                                                        uint32_t* __restrict__ redo) {
+// Pass 1 over the lists, for strips too tall to be one tile with a label a pixel two blocks a multiprocessor
+// (run_ccl: a whole strip of 1080 rows, where ccl_strip_local_kernel takes two tiles of 540): block (strip, 0,
+// layer) labels the whole strip as one tile as strip_count_listed_kernel does (listed_label), then writes what
+// ccl_strip_local_kernel writes: a pixel's parent is the global index of its tile root (the pixel of its root's entry:
+// entries are in the tile's row order, so a root is its component's first pixel, as there), a tile root's mx its
+// maximum, and the bit rows of the tile roots. A strip whose list overflows is marked (redo_mark(strip, layer), the
+// batch's tag p.layers.tag) for ccl_tile_redo_kernel.
+__global__ void __launch_bounds__(kStripThreads, 2) ccl_tile_listed_kernel(CclParams p, uint32_t* __restrict__ roots,
+                                                                        int cap, uint32_t* __restrict__ redo) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ ListedShared s;
-  const int W = p.width, H = p.height, strip = int(blockIdx.x), part = int(blockIdx.y), l = int(blockIdx.z);
+  const int W = p.width, H = p.height, strip = int(blockIdx.x), l = int(blockIdx.z);
   const int ns = int(gridDim.x), x0 = strip * kStripWidth;
   uint32_t lo, hi;
   layer_pair(p, l, x0, &lo, &hi);
@@ -1591,9 +1596,8 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_tile_listed_kernel(CclPa
   uint32_t* lab = p.lab + size_t(l) * n;
   uint32_t* mx = p.mx + size_t(l) * n;
   uint32_t* bits = roots + size_t(l) * ns * H + strip;
-  const uint32_t mark = redo_mark(uint32_t(strip), uint32_t(part * int(gridDim.z) + l));
-  listed_label<false>(p, lo, cap, redo, mark, p.layers.tag, x0, part * tile_rows, tile_rows, 1, 0, 0u, strip_lab, s,
-                      [&](const auto&, const ListedWarp& w) {
+  listed_label<false>(p, lo, cap, redo, redo_mark(uint32_t(strip), uint32_t(l)), p.layers.tag, x0, 0, H, 1, 0, 0u,
+                      strip_lab, s, [&](const auto&, const ListedWarp& w) {
     // The bit rows gathered in the codes' words (dead after the fold), a word a row of the warp's chunk.
     uint32_t* row_bits = reinterpret_cast<uint32_t*>(strip_lab);
     for (int y = w.y0 + w.lane; y < w.y1; y += kStripWidth) row_bits[y] = 0;
@@ -1615,22 +1619,16 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_tile_listed_kernel(CclPa
   });
 }
 
-// The tiles ccl_tile_listed_kernel left (redo[redo_mark(strip, part * layers + layer)] holds p.layers.tag), labelled
-// as ccl_strip_local_kernel does: block b takes the b-th of all (strip, part, layer) triples and every gridDim.x-th
-// after it. When none is marked (most calls) every block leaves at once.
+// The strips ccl_tile_listed_kernel left (redo[redo_mark(strip, layer)] holds p.layers.tag), each labelled as one tile
+// as ccl_strip_local_kernel does: block b takes the b-th of all (strip, layer) pairs and every gridDim.x-th after it.
+// When none is marked (most calls) every block leaves at once.
 __global__ void __launch_bounds__(kStripThreads, 1)
-ccl_tile_redo_kernel(CclParams p, int tile_rows, uint32_t* __restrict__ roots, int cap,
-                     const uint32_t* __restrict__ redo, int parts) {
+ccl_tile_redo_kernel(CclParams p, uint32_t* __restrict__ roots, int cap, const uint32_t* __restrict__ redo) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
-  const int ns = (p.width + kStripWidth - 1) / kStripWidth, nl = p.layers.n;
-  if (redo[redo_any(ns)] != p.layers.tag) return;
-  for (int idx = int(blockIdx.x); idx < ns * parts * nl; idx += int(gridDim.x)) {
-    const int strip = idx / (parts * nl), pl = idx % (parts * nl);
-    if (redo[redo_mark(strip, pl)] != p.layers.tag) continue;  // block-uniform
-    __syncthreads();  // the previous tile's readers of shared memory are done
-    tile_local(p, tile_rows, roots, cap, strip, pl / nl, pl % nl, ns, strip_lab);
-  }
+  for_marked(redo, p.width, p.layers.n, p.layers.tag, int(blockIdx.x), int(gridDim.x), [&](int strip, int l) {
+    tile_local(p, p.height, roots, cap, strip, 0, l, (p.width + kStripWidth - 1) / kStripWidth, strip_lab);
+  });
 }
 
 // Pass 2 for the tiles of ccl_strip_local_kernel: block (strip, chunk of kStripBorderThreads rows of a tile,
@@ -2047,33 +2045,31 @@ gpu::CudaError strip_limits(StripLimits* out) {
 // the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words),
 // free for the rest of the call. Where the tiles would be parts of a strip but one tile a strip holds its pixels of S
 // in lists (two blocks a multiprocessor, the lists at least half a warp's chunk: 603 to 1184 rows on an H100 or
-// H200, 1080p), pass 1 takes those instead (ccl_tile_listed_kernel, its overflowing tiles labelled by
+// H200, 1080p), pass 1 takes those instead (ccl_tile_listed_kernel, its overflowing strips labelled by
 // ccl_tile_redo_kernel; redo: the marks, p.layers.tag the batch's tag): no tile tops to join in passes 2 to 4. (At
-// 2160p two listed tiles a strip instead of four were no faster: docs/benchmarks.md.)
+// 2160p two listed tiles a strip instead of four were no faster: docs/benchmarks.md.) hook: GPUEC_CANNY_LIST_CAP (0
+// keeps the listed tiles out; N caps their lists: overflows, the redo).
 gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint32_t* roots, uint32_t* redo,
-                       cudaStream_t stream) {
+                       long long hook, cudaStream_t stream) {
   if (room.tile_rows < 1) return GPUEC_CUDA_INVALID();  // no room for a row: no device has so little
   const int ns = strip_count(p.width);
   int parts = (p.height + room.tile_rows - 1) / room.tile_rows;
-  // The test hook GPUEC_CANNY_LIST_CAP: 0 keeps the listed tiles out; N caps their lists (overflows: the redo).
-  const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
   // The listed tiles: the whole strip (rows for the redo's labels too), where the tiles would be parts of it.
   const int lcap = parts > 1 && room.listed_tile_room > 0 && hook != 0 && p.height <= room.block_rows
                        ? listed_cap(p.height, room.listed_tile_room, 1)
                        : 0;
-  const bool listed = lcap > 0 && listed_fits(p.height, lcap) && nl <= kMaxStripLayers;
+  const bool listed = lcap > 0 && listed_fits(p.height, lcap);
   if (listed) parts = 1;
   const int rows = (p.height + parts - 1) / parts;
   const dim3 tiles{unsigned(ns), unsigned(parts), unsigned(nl)};
   if (listed) {
     const int cap = hook > 0 && hook < lcap ? int(hook) : lcap;
     GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, listed_bytes(rows, lcap), stream}, ccl_tile_listed_kernel,
-                                     p, rows, roots, cap, redo));
+                                     p, roots, cap, redo));
     const int list = strip_list_cap(rows, room.tile_redo_room);
-    GPUEC_CUDA_CHECK(gpu::launch_pdl({std::min(room.sms, ns * parts * nl), kStripThreads,
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({std::min(room.sms, ns * nl), kStripThreads,
                                       strip_rows_bytes(rows) + strip_list_bytes(list), stream},
-                                     ccl_tile_redo_kernel, p, rows, roots, list, static_cast<const uint32_t*>(redo),
-                                     parts));
+                                     ccl_tile_redo_kernel, p, roots, list, static_cast<const uint32_t*>(redo)));
   } else {
     const int list = strip_list_cap(rows, room.tile_room);
     GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, strip_rows_bytes(rows) + strip_list_bytes(list), stream},
@@ -2193,6 +2189,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   p.pairs = pairs;
 
   int batch = 0;  // the batches of lows launched (their tags: batch + 1)
+  // The test hook GPUEC_CANNY_LIST_CAP: 0 (no lists) keeps the listed kernels out; N caps their lists, which then
+  // overflow and leave their pairs (tiles) to the redo kernels.
+  const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
   if (mode == ThresholdMode::kFixed) {
     const ThresholdPair f{options.fixed.low, options.fixed.high, 1};
     GPUEC_CUDA_CHECK(gpu::launch_pdl({(ns + 255) / 256, 256, 0, stream}, fill_pairs_kernel, pairs, ns, f));
@@ -2209,9 +2208,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // Clusters: K blocks of R rows each, the strip's rows split evenly.
     const int K = cluster_strips ? (H + room.cluster_rows - 1) / room.cluster_rows : 1, R = (H + K - 1) / K;
     const int step = smem_strips ? 1 : -1;
-    // The test hook GPUEC_CANNY_LIST_CAP: 0 (no lists) keeps the listed kernels out; N caps their lists, which then
-    // overflow and leave their pairs to the redo (strip_count_redo_kernel, strip_count_cluster_kernel).
-    const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
     // Clustered strips over the lists (strip_count_listed_cluster_kernel): LK blocks of LR rows, the fewest whose
     // lists hold half a warp's chunk (2160p: two of 1080 rows); 0 where none does (then the labels' clusters).
     int LK = 0, LR = 0, lcap_k = 0;
@@ -2292,7 +2288,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         }
       } else {
         p.layers.tag = uint32_t(batch + 1);
-        if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, ws.redo, stream)) return e;
+        if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, ws.redo, hook, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
         int count_rows = kTileY;
         while (count_rows < 4 * kTileY &&
@@ -2339,7 +2335,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   p.layers.n = 1;  // the grid's one layer; p.layers.low keeps the kept batch's lows (do not clear it)
   p.layers.tag = uint32_t(batch + 1);  // after every batch's
   if (relabel)
-    if (const gpu::CudaError e = run_ccl(p, 1, room, roots, ws.redo, stream)) return e;
+    if (const gpu::CudaError e = run_ccl(p, 1, room, roots, ws.redo, hook, stream)) return e;
   if (quad_rows(W, edges_pitch, edges, 4)) {
     GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, ccl_output_kernel<4>, p, edges, edges_pitch));
   } else {
