@@ -658,6 +658,42 @@ TEST(CannyCuda, TallStripsOverTheLists) {
   unsetenv("GPUEC_CANNY_LIST_CAP");
 }
 
+// The join of a listed cluster's blocks (strip_count_listed_cluster_kernel) where the block above has a warp without
+// rows: 1537 rows are two blocks of 769, chunks of 25 rows, so warp 31 of the first block has none and its last row
+// is warp 30's. Until the join took that warp's row, the first block's last row (768) and the second's first (769)
+// were never joined there. Heights 1537, 1540 and 1603 (blocks of 769, 770 and 802 rows: an empty last warp each),
+// C_0.01 on three strips (72 pairs, so the listed clusters run). Random structure with a flat bar in each strip
+// (columns 2 to 29) holding a vertical step edge whose contrast is low (20, 28 and 36 grey levels) down to the join
+// and then grows by 2 a row up to 210: the CPU twin's edge maps then hold, in 7 of the 9 strips, 56 to 838 pixels above
+// the join that are edges only through their link across it. Then the image of the random run that found the bug
+// (seed 1664857951 of TallStripsInClusters).
+TEST(CannyCuda, ListedClusterJoins) {
+  REQUIRE_GPU();
+  const bool small = under_sanitizer();  // there the first image alone
+  for (int h : {1537, 1540, 1603}) {
+    const int join = (h + 1) / 2;  // the second block's first row
+    std::mt19937 rng{uint32_t(h)};
+    Image img = structure_image(96, h, rng);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < 96; ++x) {
+        const int xs = x % 32, weak = 20 + 8 * (x / 32);
+        const int step = y < join ? weak : std::min(210, weak + 2 * (y - join));
+        if (xs >= 2 && xs < 30) img.at(x, y) = uint8_t(std::min(255, 40 + (xs >= 16 ? step : 0) + int(rng() % 3)));
+      }
+    Config c;
+    c.step = 1;
+    SCOPED_TRACE("bars, h=" + std::to_string(h));
+    compare(img, c);
+    if (small) return;
+  }
+  std::mt19937 rng(1664857951u + 11);  // TallStripsInClusters' images up to its 1537 rows
+  for (int h : {1185, 1202, 1203}) structure_image(96, h, rng);
+  Config c;
+  c.step = 1;
+  SCOPED_TRACE("TallStripsInClusters, seed 1664857951, h=1537");
+  compare(structure_image(96, 1537, rng), c);
+}
+
 // The BSDS500 test subset (GPUEC_SHARED_DIR/images/bsds500_subset/images/*.jpg, luma of the JPEG): both
 // candidate sets in strip and frame mode.
 TEST(CannyCuda, Bsds500Subset) {

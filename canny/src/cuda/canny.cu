@@ -1364,7 +1364,10 @@ __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, in
     if (threadIdx.x == 0) s.overflow = over;
     cluster.sync();  // every block's flag and last rows
     for (int j = 0; j < K; ++j) any = any || *cluster.map_shared_rank(&s.overflow, j);
-    if (warp == 0 && k > 0) up_last = cluster.map_shared_rank(s.last[kStripWarps - 1], k - 1);
+    // The block above holds R rows (it is not the last): its last row is in its last chunk that has rows, which need
+    // not be its last warp's (R = 769: chunks of 25 rows, warp 31's empty).
+    const int last_warp = (R - 1) / ((R + kStripWarps - 1) / kStripWarps);
+    if (warp == 0 && k > 0) up_last = cluster.map_shared_rank(s.last[last_warp], k - 1);
     if (any) cluster.sync();  // no block leaves while another reads its flag
   }
 #endif
