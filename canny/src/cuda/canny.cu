@@ -843,6 +843,14 @@ __device__ __forceinline__ uint32_t a_of(uint8_t code) { return code & 0x7fu; }
 
 constexpr int kStripWarps = kStripThreads / kStripWidth;
 
+// A strip kernel's block of `rows` rows gives each of its kStripWarps warps a chunk of chunk_rows(rows) consecutive
+// rows, the last chunks possibly empty (769 rows: chunks of 25, warp 31's empty); its last row is in the chunk of warp
+// last_chunk_warp(rows).
+__host__ __device__ constexpr int chunk_rows(int rows) { return (rows + kStripWarps - 1) / kStripWarps; }
+__host__ __device__ constexpr int last_chunk_warp(int rows) { return (rows - 1) / chunk_rows(rows); }
+static_assert(chunk_rows(769) == 25 && last_chunk_warp(769) == 30 && last_chunk_warp(1080) == kStripWarps - 1,
+              "chunks of a block's rows");
+
 struct StripCcl {
   uint32_t* lab;    // shared: the labels of this block's rows, 32 x rows
   uint8_t* codes;   // shared: their codes (0 past the width)
@@ -937,8 +945,7 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
 // a time (for_chunk_pixels), rather than a warp a row: S is thin (NMS keeps ridges), and a row holds about 5
 // pixels of it on the standard images, so a row-wise pass runs most of its warp instructions for idle lanes.
 constexpr int kChunkRows = 2 * 32;
-static_assert((kStripMaxRows + kStripThreads / kStripWidth - 1) / (kStripThreads / kStripWidth) <= kChunkRows &&
-                  kMaxClusterRows <= kStripMaxRows,
+static_assert(chunk_rows(kStripMaxRows) <= kChunkRows && kMaxClusterRows <= kStripMaxRows,
               "a warp's chunk of a strip block holds at most 64 rows (every strip kernel runs kStripThreads threads, "
               "on at most kStripMaxRows rows: tiles and cluster blocks too)");
 struct StripChunk {
@@ -1345,7 +1352,7 @@ __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, in
   const ListLabels L{{e, kbase}};
   const uint8_t* codes = c.codes;
   const int lane = c.tx, warp = c.ty;
-  const int per = (rows + kStripWarps - 1) / kStripWarps;
+  const int per = chunk_rows(rows);
   const int y0 = warp * per, y1 = min(rows, y0 + per);  // this warp's chunk (local rows)
   const uint32_t wbase = kbase + uint32_t(warp * cap);
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
@@ -1364,10 +1371,9 @@ __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, in
     if (threadIdx.x == 0) s.overflow = over;
     cluster.sync();  // every block's flag and last rows
     for (int j = 0; j < K; ++j) any = any || *cluster.map_shared_rank(&s.overflow, j);
-    // The block above holds R rows (it is not the last): its last row is in its last chunk that has rows, which need
-    // not be its last warp's (R = 769: chunks of 25 rows, warp 31's empty).
-    const int last_warp = (R - 1) / ((R + kStripWarps - 1) / kStripWarps);
-    if (warp == 0 && k > 0) up_last = cluster.map_shared_rank(s.last[last_warp], k - 1);
+    // The block above holds R rows (it is not the last): its last row is its last chunk with rows, which need not be
+    // its last warp's.
+    if (warp == 0 && k > 0) up_last = cluster.map_shared_rank(s.last[last_chunk_warp(R)], k - 1);
     if (any) cluster.sync();  // no block leaves while another reads its flag
   }
 #endif
@@ -1927,7 +1933,7 @@ struct StripLimits {
 int strip_list_cap(int rows, size_t room) {
   const size_t base = strip_rows_bytes(rows);
   if (room <= base) return 0;
-  const size_t chunk = size_t((rows + kStripWarps - 1) / kStripWarps) * kStripWidth;
+  const size_t chunk = size_t(chunk_rows(rows)) * kStripWidth;
   size_t cap = std::min(chunk, (room - base) / (kStripWarps * sizeof(uint16_t)));
   if (const long long most = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP"); most >= 0)
     cap = std::min(cap, size_t(most));
@@ -1942,12 +1948,12 @@ constexpr size_t strip_list_bytes(int cap) { return size_t(cap) * kStripWarps * 
 int listed_cap(int rows, size_t room, int K) {
   const size_t codes = size_t(kStripWidth) * size_t(rows);
   if (room <= codes) return 0;
-  const size_t chunk = size_t((rows + kStripWarps - 1) / kStripWarps) * kStripWidth;
+  const size_t chunk = size_t(chunk_rows(rows)) * kStripWidth;
   size_t cap = std::min(chunk, (room - codes) / (kStripWarps * sizeof(uint32_t)));
   if (K > 1) cap = std::min(cap, size_t(0xff00u - 1u) / (size_t(K) * kStripWarps));
   return int(cap);
 }
-bool listed_fits(int rows, int cap) { return 2 * cap >= (rows + kStripWarps - 1) / kStripWarps * kStripWidth; }
+bool listed_fits(int rows, int cap) { return 2 * cap >= chunk_rows(rows) * kStripWidth; }
 size_t listed_bytes(int rows, int cap) {
   return size_t(kStripWidth) * size_t(rows) + size_t(kStripWarps) * size_t(cap) * sizeof(uint32_t);
 }
