@@ -1321,6 +1321,10 @@ struct ListedWarp {
   int r0, x0;            // the block's first strip row, the strip's first column
   int y0, y1;            // the warp's chunk: local rows [y0, y1)
   int lane;
+  // The frame index of the pixel of local index k in a frame W wide.
+  __device__ __forceinline__ size_t pixel(uint32_t k, int W) const {
+    return size_t(r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth;
+  }
 };
 
 // Labels S = {B >= lo} over the lists (ListedShared s, the codes and entries in smem) in rows [r0, r0 + rows) of the
@@ -1445,7 +1449,7 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
     for (int i = w.lane; i < w.n; i += 32) {
       const uint32_t x = *w.L.w.at(w.wbase + uint32_t(i)), par = x >> 16, kk = x & 0xffffu;
       const uint32_t mx = par >= ListLabels::kAccW ? (par & 0xffu) : (Lx.load(par) & 0xffu);
-      const size_t gi = size_t(w.r0 + int(kk / kStripWidth)) * W + w.x0 + kk % kStripWidth;
+      const size_t gi = w.pixel(kk, W);
       const uint32_t add = uint32_t(s.f[mx]) - uint32_t(s.f[a_of(w.codes[kk])]);
       if (add) sm_add(sm, gi, add);
       if (plane) plane[gi] = uint8_t(mx);
@@ -1613,14 +1617,14 @@ __global__ void __launch_bounds__(kStripThreads, 2) ccl_tile_listed_kernel(CclPa
     __syncwarp();
     for (int i = w.lane; i < w.n; i += 32) {
       const uint32_t x = *w.L.w.at(w.wbase + uint32_t(i)), par = x >> 16, k = x & 0xffffu;
-      const size_t gi = size_t(w.r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth;
+      const size_t gi = w.pixel(k, W);
       if (par >= ListLabels::kAccW) {  // a tile root
         lab[gi] = uint32_t(gi);
         mx[gi] = par & 0xffu;
         atomicOr(row_bits + k / kStripWidth, 1u << (k % kStripWidth));
       } else {
         const uint32_t kr = *w.L.w.at(par) & 0xffffu;  // the root's pixel
-        lab[gi] = uint32_t(size_t(w.r0 + int(kr / kStripWidth)) * W + x0 + kr % kStripWidth);
+        lab[gi] = uint32_t(w.pixel(kr, W));
       }
     }
     __syncwarp();
@@ -2245,6 +2249,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       for (int l = 0; l < ls.n; ++l) low_counts(options.candidates, nc, ls.low[l], ls.f[l]);
       if (!smem_strips) {  // per_batch = ws.layers <= kMaxLayers
         p.layers.n = ls.n;
+        p.layers.tag = ls.tag;
         std::copy(ls.low, ls.low + ls.n, p.layers.low);
         for (int l = 0; l < ls.n; ++l) std::copy(ls.f[l], ls.f[l] + kMaxThreshold + 1, p.layers.f[l]);
         p.kept = ls.n;
@@ -2296,7 +2301,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                                            static_cast<const uint32_t*>(nullptr)));
         }
       } else {
-        p.layers.tag = uint32_t(batch + 1);
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, ws.redo, hook, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
         int count_rows = kTileY;
