@@ -6,7 +6,12 @@
 // median of C. Every GPU output is compared with the CPU twin (edge map and pairs); a mismatch exits 1.
 // --cpu-repeats 0: the reference comes from canny::CpuDetector on every core (the twin's bytes,
 // canny_cpu_test), untimed (cpu_us and the ratio print as 0): for GPU runs that only need the check.
-// usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--image SUB]... [--config SUB]...
+// --queued: also the GPU's time alone (column queued_us): the same call with the stream held busy by a kernel that
+// spins for about 200 µs before the first event, so that the host has enqueued the whole call when the GPU reaches
+// it. The plain time (gpu_us) includes what the host takes until each launch reaches the GPU (the GPU idles until the
+// call's first launch); gpu_us - queued_us is that part.
+// usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--queued] [--image SUB]...
+//                        [--config SUB]...
 // Output: one row per image and configuration (µs), the GPU/CPU ratio; exit 0 ok, 1 mismatch, 2 usage/IO,
 // 3 CUDA error.
 #include <cuda_runtime.h>
@@ -38,11 +43,19 @@ constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCuda = 3;
 using canny_bench::Image;
 using gpuec_bench::median;
 
+// Spins one thread for `cycles` SM clock cycles (--queued).
+__global__ void hold_kernel(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeats = 20, warmup = 5, cpu_repeats = 3;
   float sigma = 1.0f;
+  bool queued = false;
   std::vector<std::string> only_images, only_configs;  // substrings; empty: all
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -51,11 +64,12 @@ int main(int argc, char** argv) {
     else if (a == "--warmup" && has) warmup = std::atoi(argv[++i]);
     else if (a == "--cpu-repeats" && has) cpu_repeats = std::atoi(argv[++i]);
     else if (a == "--sigma" && has) sigma = float(std::atof(argv[++i]));
+    else if (a == "--queued") queued = true;
     else if (a == "--image" && has) only_images.push_back(argv[++i]);
     else if (a == "--config" && has) only_configs.push_back(argv[++i]);
     else {
       std::fprintf(stderr,
-                   "usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--image SUB]... "
+                   "usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--queued] [--image SUB]... "
                    "[--config SUB]...\n  --image/--config: only the images/configs whose name contains SUB "
                    "(e.g. --image barbara --config 'strip C_0.03'), for profiling one case\n");
       return kExitUsage;
@@ -82,7 +96,8 @@ int main(int argc, char** argv) {
   std::printf("# canny-bench-gpu: %s; sigma %.2f; GPU: CUDA events, median of %d after %d warm-up, data on the "
               "device; CPU twin: one core, median of %d\n",
               gpuec_bench::device_description(0, kExitCuda).c_str(), double(sigma), repeats, warmup, cpu_repeats);
-  std::printf("%-24s %10s %-14s %10s %12s %9s\n", "image", "size", "config", "gpu_us", "cpu_us", "cpu/gpu");
+  std::printf("%-24s %10s %-14s %10s %12s %9s%s\n", "image", "size", "config", "gpu_us", "cpu_us", "cpu/gpu",
+              queued ? "  queued_us" : "");
   struct Config {
     const char* name;
     canny::ThresholdMode mode;
@@ -160,8 +175,14 @@ int main(int argc, char** argv) {
         status = kExitMismatch;
       }
       const double g = gpuec_bench::event_median_us(stream, warmup, repeats, gpu, kExitCuda), cm = median(tc);
-      std::printf("%-24s %4dx%-5d %-14s %10.1f %12.1f %9.1f%s\n", im.name.c_str(), im.w, im.h, c.name, g, cm, cm / g,
-                  same ? "" : "  MISMATCH");
+      char q[32] = "";
+      if (queued) {  // the stream busy for about 200 µs (4e5 cycles at 2 GHz) before each timed call
+        const double gq = gpuec_bench::event_median_us(stream, warmup, repeats, gpu, kExitCuda,
+                                                       [&] { hold_kernel<<<1, 1, 0, stream>>>(400000); });
+        std::snprintf(q, sizeof q, " %10.1f", gq);
+      }
+      std::printf("%-24s %4dx%-5d %-14s %10.1f %12.1f %9.1f%s%s\n", im.name.c_str(), im.w, im.h, c.name, g, cm, cm / g,
+                  q, same ? "" : "  MISMATCH");
       std::fflush(stdout);
     }
     CHECK_CUDA(cudaFree(d_src));

@@ -124,9 +124,14 @@ inline std::string device_description(int dev, int exit_code) {
 }
 
 // The milliseconds of `repeats` calls of f (which enqueues its work on `stream`), each between two events,
-// after `warmup` calls and a synchronization; a CUDA error ends the program with exit_code.
-template <class F>
-std::vector<double> event_times_ms(cudaStream_t stream, int warmup, int repeats, F&& f, int exit_code) {
+// after `warmup` calls and a synchronization; a CUDA error ends the program with exit_code. before() runs before the
+// first event of each timed call (canny-bench-gpu --queued: a kernel that holds the stream busy).
+struct Nothing {
+  void operator()() const {}
+};
+template <class F, class B = Nothing>
+std::vector<double> event_times_ms(cudaStream_t stream, int warmup, int repeats, F&& f, int exit_code,
+                                   B&& before = B()) {
   cudaEvent_t e0, e1;
   GPUEC_BENCH_CHECK_CUDA(cudaEventCreate(&e0), exit_code);
   GPUEC_BENCH_CHECK_CUDA(cudaEventCreate(&e1), exit_code);
@@ -134,6 +139,7 @@ std::vector<double> event_times_ms(cudaStream_t stream, int warmup, int repeats,
   GPUEC_BENCH_CHECK_CUDA(cudaStreamSynchronize(stream), exit_code);
   std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
+    before();
     GPUEC_BENCH_CHECK_CUDA(cudaEventRecord(e0, stream), exit_code);
     f();
     GPUEC_BENCH_CHECK_CUDA(cudaEventRecord(e1, stream), exit_code);
@@ -148,17 +154,18 @@ std::vector<double> event_times_ms(cudaStream_t stream, int warmup, int repeats,
 }
 
 // The same in microseconds.
-template <class F>
-std::vector<double> event_times_us(cudaStream_t stream, int warmup, int repeats, F&& f, int exit_code) {
-  std::vector<double> t = event_times_ms(stream, warmup, repeats, f, exit_code);
+template <class F, class B = Nothing>
+std::vector<double> event_times_us(cudaStream_t stream, int warmup, int repeats, F&& f, int exit_code,
+                                   B&& before = B()) {
+  std::vector<double> t = event_times_ms(stream, warmup, repeats, f, exit_code, before);
   for (double& x : t) x *= 1000.0;
   return t;
 }
 
 // Their median in microseconds.
-template <class F>
-double event_median_us(cudaStream_t stream, int warmup, int repeats, F&& f, int exit_code) {
-  return median(event_times_us(stream, warmup, repeats, f, exit_code));
+template <class F, class B = Nothing>
+double event_median_us(cudaStream_t stream, int warmup, int repeats, F&& f, int exit_code, B&& before = B()) {
+  return median(event_times_us(stream, warmup, repeats, f, exit_code, before));
 }
 
 }  // namespace gpuec_bench
