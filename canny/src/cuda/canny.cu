@@ -1880,18 +1880,25 @@ bool quad_rows(int W, int pitch, const void* out, uintptr_t align) {
 dim3 quad_grid(int W, int H) { return dim3((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY); }
 
 // Steps 1-3 into g (pitch g_pitch); arguments already checked.
-gpu::CudaError run_gradient(const uint8_t* src, int W, int H, int pitch, const Taps& taps, float* g, int g_pitch,
-                            uint8_t* gh, uint16_t* q, uint16_t* sm_zero, int zero_words, const Workspace& ws,
+// Steps 1-3 in two launches: launch_front (the smoothing, the gradient and NMS into mk, and max2), then launch_codes
+// (G and its codes). detect_edges_cuda launches the front first, before the rest of its host work, which the GPU's
+// front kernel then hides (the GPU idles until a call's first launch reaches it).
+gpu::CudaError launch_front(const uint8_t* src, int W, int H, int pitch, const Taps& taps, const Workspace& ws,
                             cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
   const dim3 tiles((W + kTileX - 1) / kTileX, (H + kFrontRows - 1) / kFrontRows);
-  const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
   using Front = void (*)(const uint8_t*, int, int, int, Taps, float*, uint32_t*);
   static constexpr Front kFront[kMaxRadius + 1] = {nullptr,         front_kernel<1>, front_kernel<2>, front_kernel<3>,
                                                    front_kernel<4>, front_kernel<5>, front_kernel<6>};
   kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
+  return {};
+}
+gpu::CudaError launch_codes(int W, int H, float* g, int g_pitch, uint8_t* gh, uint16_t* q, uint16_t* sm_zero,
+                            int zero_words, const Workspace& ws, cudaStream_t stream) {
+  const dim3 block(kTileX, kTileY);
+  const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
   if (g ? quad_rows(W, g_pitch, g, 16) : W % 4 == 0) {  // gh, q and sm_zero: pitch W, 256-byte aligned
     GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, codes_kernel<4>, ws.mk, ws.max2, W, H, g,
                                      g_pitch, gh, q, sm_zero, ws.hist, zero_words));
@@ -2117,7 +2124,8 @@ gpu::CudaError gradient_map_cuda(const uint8_t* src, int width, int height, int 
   if (gaussian_taps(sigma, taps.w, &taps.r) != kOk) return GPUEC_CUDA_INVALID();
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
-  return run_gradient(src, width, height, pitch, taps, g, g_pitch, nullptr, nullptr, nullptr, 0, ws, stream);
+  if (const gpu::CudaError e = launch_front(src, width, height, pitch, taps, ws, stream)) return e;
+  return launch_codes(width, height, g, g_pitch, nullptr, nullptr, nullptr, 0, ws, stream);
 }
 
 gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int pitch, const Options& options,
@@ -2141,6 +2149,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   Workspace ws;
   layout(width, height, static_cast<uint8_t*>(workspace), &ws);
   const int W = width, H = height, ns = strip_count(width);
+  if (const gpu::CudaError e = launch_front(src, W, H, pitch, taps, ws, stream)) return e;
 
   const bool strips = mode == ThresholdMode::kStrip;
   int nc = 0, nx = 0, fb_low = 0, fb_high = 0;
@@ -2184,7 +2193,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
   const int zero_words = int(hist_words(size_t(ns)));  // the redo marks too: the tile path's listed tiles mark
   if (const gpu::CudaError e =
-          run_gradient(src, W, H, pitch, taps, nullptr, W, mode == ThresholdMode::kFixed ? nullptr : ws.gh, ws.q,
+          launch_codes(W, H, nullptr, W, mode == ThresholdMode::kFixed ? nullptr : ws.gh, ws.q,
                        block_strips || cluster_strips ? ws.sm : nullptr, zero_words, ws, stream))
     return e;
   const dim3 block(kTileX, kTileY);
