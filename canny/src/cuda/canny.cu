@@ -1928,7 +1928,8 @@ struct StripLimits {
   // same where two blocks share a multiprocessor (0: they never do), and strip_count_cluster_kernel's (two a
   // multiprocessor). Beyond the labels and codes it holds the warps' lists of pixels of S (strip_list_cap).
   size_t count_room = 0, count_pair_room = 0, cluster_room = 0;
-  size_t tile_room = 0;  // the same for ccl_strip_local_kernel (two a multiprocessor where tile_rows allows)
+  size_t tile_room = 0;  // the same for ccl_strip_local_kernel (two a multiprocessor where tile_rows allows: tile_pair)
+  bool tile_pair = false;
   int sms = 0;             // the device's multiprocessors
   size_t listed_room = 0;  // strip_count_listed_kernel's dynamic shared memory, two blocks a multiprocessor
   size_t listed_cluster_room = 0;  // strip_count_listed_cluster_kernel's (clusters only), two blocks a multiprocessor
@@ -2004,6 +2005,7 @@ gpu::CudaError strip_limits(StripLimits* out) {
   const size_t pair_bytes = threads_sm >= 2 * kStripThreads ? size_t(per_sm) / 2 : 0;
   const int pair_rows = rows_in(pair_bytes, tile.sharedSizeBytes + size_t(reserved), l.block_rows);
   l.tile_rows = pair_rows >= 256 ? pair_rows : l.block_rows;
+  l.tile_pair = pair_rows >= 256;
   l.tile_room = pair_rows >= 256 ? pair_bytes - tile.sharedSizeBytes - size_t(reserved)
                                  : size_t(optin) - tile.sharedSizeBytes;
   if (l.block_rows > 0) {
@@ -2061,6 +2063,17 @@ gpu::CudaError strip_limits(StripLimits* out) {
   return {};
 }
 
+// The dynamic shared memory to launch `blocks` blocks of a kernel with, that asks `smem` bytes a block and of which two
+// share a multiprocessor where each asks at most pair_room (0: never): where the blocks are no more than the
+// multiprocessors, more than pair_room, so that each has a multiprocessor of its own. Programmatic dependent launch
+// places a kernel's blocks while the kernel before it still runs, and the block scheduler then put two on one
+// multiprocessor while others stayed idle: 512x512 strips, C_0.03 (128 blocks), took 47.5-51.0 µs of GPU time
+// instead of 37.7-41.5 (H200, docs/benchmarks.md). The kernels' limit (cudaFuncAttributeMaxDynamicSharedMemorySize)
+// is above pair_room.
+size_t own_multiprocessors(size_t smem, int64_t blocks, size_t pair_room, const StripLimits& room) {
+  return blocks <= room.sms && smem <= pair_room ? pair_room + 1 : smem;
+}
+
 // Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.tile_rows rows:
 // the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words),
 // free for the rest of the call. Where the tiles would be parts of a strip but one tile a strip holds its pixels of S
@@ -2092,8 +2105,9 @@ gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint
                                      ccl_tile_redo_kernel, p, roots, list, static_cast<const uint32_t*>(redo)));
   } else {
     const int list = strip_list_cap(rows, room.tile_room);
-    GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, strip_rows_bytes(rows) + strip_list_bytes(list), stream},
-                                     ccl_strip_local_kernel, p, rows, roots, list));
+    const size_t smem = own_multiprocessors(strip_rows_bytes(rows) + strip_list_bytes(list),
+                                            int64_t(ns) * parts * nl, room.tile_pair ? room.tile_room : 0, room);
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, smem, stream}, ccl_strip_local_kernel, p, rows, roots, list));
   }
   const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
   // The border pass alone is launched without programmatic dependent launch: with it, frame mode at 2160p took
@@ -2282,9 +2296,14 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
               gpu::launch_pdl({std::min(room.sms, ns * ls.n), kStripThreads, bytes + strip_list_bytes(list), stream},
                               strip_count_redo_kernel, p, ls, ws.sm, cmax, list, ws.redo));
         } else {
-          const int list = strip_list_cap(H, bytes <= room.count_pair_room ? room.count_pair_room : room.count_room);
-          GPUEC_CUDA_CHECK(gpu::launch_pdl({count_grid, kStripThreads, bytes + strip_list_bytes(list), stream},
-                                           strip_count_kernel, p, ls, ws.sm, cmax, list));
+          // Two blocks a multiprocessor where the labels and codes allow it and the blocks outnumber the
+          // multiprocessors; else one (own_multiprocessors).
+          const int64_t blocks = int64_t(ns) * ls.n;
+          const bool pair = bytes <= room.count_pair_room && blocks > room.sms;
+          const int list = strip_list_cap(H, pair ? room.count_pair_room : room.count_room);
+          const size_t smem = own_multiprocessors(bytes + strip_list_bytes(list), blocks, room.count_pair_room, room);
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({count_grid, kStripThreads, smem, stream}, strip_count_kernel, p, ls, ws.sm,
+                                           cmax, list));
         }
       } else if (cluster_strips) {
         const int list = strip_list_cap(R, room.cluster_room);
