@@ -220,7 +220,7 @@ struct LowPass {
     constexpr int kV = kMaxThreshold + 1;
     f.resize(size_t(n) * kV);
     own.assign(size_t(n + 1) * kV, 0);
-    for (int i = 0; i < n; ++i) low_counts(candidates, nc, low[i], &f[size_t(i) * kV]);
+    low_tables(candidates, nc, low, n, f.data());
     for (int i = n - 1; i >= 0; --i)
       for (int v = 0; v < kV; ++v) own[size_t(i) * kV + v] = own[size_t(i + 1) * kV + v] + f[size_t(i) * kV + v];
     for (int k = 0; k <= kMaxThreshold; ++k) t[k] = float(k) / 100.0f;

@@ -5,7 +5,7 @@
 //   the CUDA twin picks with one warp instead (pick_pair_warp in cuda/canny.cu: the same rule over ballot masks),
 //   and every GPU test and benchmark compares its pairs with the twin's.
 //   pick_limits (host): what pick_pair takes from the candidate set (nx and the fallback pair), for both twins
-//   and the fast path (canny_cpu.cpp); low_counts (host): F_low, the candidates of a low by high.
+//   and the fast path (canny_cpu.cpp); low_tables (host): F_low of each low, the candidates of a low by high.
 //   pair_of_sm (host): the step before pick_pair on the CPU, shared by the twin's select_thresholds_ref and the
 //   fast path: the grid's histograms |F(x)| and Prob's from SM (add_histograms, which the fast path's frame mode
 //   runs on bands of rows), then pick_pair.
@@ -34,15 +34,24 @@ inline ThresholdPair pick_pair(const uint32_t* g_count, const uint32_t* p_hist, 
   return first < 0 ? ThresholdPair{fb_low, fb_high, 0} : ThresholdPair{first, last, 1};
 }
 
-// F_low(v) for v = 0 .. kMaxThreshold into f: how many candidates (low, high) of the set have this low and high <= v
-// (canny.h NUMBERS: a pixel of S_low whose component's maximum of A is m and whose own A is a is linked by
-// F_low(m) - F_low(a) of them), for both twins' counts of SM (the CUDA twin's counting kernels, the CPU path's one
-// pass).
-inline void low_counts(const CandidatePair* candidates, int n, int low, uint16_t* f) {
-  for (int v = 0; v <= kMaxThreshold; ++v) f[v] = 0;
-  for (int c = 0; c < n; ++c)
-    if (candidates[c].low == low) ++f[candidates[c].high];
-  for (int v = 1; v <= kMaxThreshold; ++v) f[v] = uint16_t(f[v] + f[v - 1]);
+// F_low(v) for v = 0 .. kMaxThreshold of each of the nl distinct lows low[0 .. nl), into f + i * (kMaxThreshold + 1):
+// how many candidates (low[i], high) of the set have high <= v (canny.h NUMBERS: a pixel of S_low whose component's
+// maximum of A is m and whose own A is a is linked by F_low(m) - F_low(a) of them), for both twins' counts of SM (the
+// CUDA twin's counting kernels, each call; the CPU path's one pass). One pass over the candidates for all the lows: the
+// CUDA twin's host work for C_0.01 (300 pairs, 24 lows) before its counting launch was about 14 µs with a pass a low.
+template <class Low>
+inline void low_tables(const CandidatePair* candidates, int nc, const Low* low, int nl, uint16_t* f) {
+  constexpr int kV = kMaxThreshold + 1;
+  int slot[kV];
+  for (int v = 0; v < kV; ++v) slot[v] = -1;
+  for (int i = 0; i < nl; ++i) slot[low[i]] = i;
+  for (size_t k = 0; k < size_t(nl) * kV; ++k) f[k] = 0;
+  for (int c = 0; c < nc; ++c)
+    if (const int s = slot[candidates[c].low]; s >= 0) ++f[size_t(s) * kV + candidates[c].high];
+  for (int i = 0; i < nl; ++i) {
+    uint16_t* r = f + size_t(i) * kV;
+    for (int v = 1; v < kV; ++v) r[v] = uint16_t(r[v] + r[v - 1]);
+  }
 }
 
 // nx: the largest high of the candidate set (the instability zone ends there); the fallback pair: the candidate

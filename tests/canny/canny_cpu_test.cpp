@@ -138,8 +138,15 @@ TEST(CannyCpu, AwkwardSizesEveryModeAndThreadCount) {
 // Every Gaussian radius (1..6) and both candidate sets on one size with a partial last strip.
 TEST(CannyCpu, EverySigmaAndCandidateSet) {
   const uint32_t seed = base_seed() + 1000;
-  for (int step : {1, 3}) {
-    const std::vector<CandidatePair> cands = canny_test::standard_set(step);
+  // step 0: a custom set whose duplicates weight two pairs (F_low's tables, low_tables, count each; counted once, the
+  // picks move), lows of one high and of many, far apart
+  for (int step : {1, 3, 0}) {
+    std::vector<CandidatePair> cands = canny_test::standard_set(step ? step : 3);
+    if (step == 0) {
+      cands.insert(cands.end(), 40, CandidatePair{4, 7});
+      cands.insert(cands.end(), 25, CandidatePair{10, 22});
+      cands.push_back({11, 30});
+    }
     for (float sigma : {0.1f, 0.34f, 0.5f, 0.67f, 0.9f, 1.0f, 1.2f, 1.34f, 1.6f, 1.67f, 2.0f}) {
       SCOPED_TRACE(testing::Message() << "step " << step << " sigma " << sigma << " seed " << seed);
       const Plane img = random_plane(203, 77, 211, seed);

@@ -2269,7 +2269,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       for (int l = 0; l < ls.n; ++l) ls.slot[l] = smem_strips ? slots.of[ls.low[l]] : int16_t(-1);
       ls.tag = uint32_t(batch + 1);
       std::memset(ls.f, 0, sizeof ls.f);
-      for (int l = 0; l < ls.n; ++l) low_counts(options.candidates, nc, ls.low[l], ls.f[l]);
+      low_tables(options.candidates, nc, ls.low, ls.n, &ls.f[0][0]);
       if (!smem_strips) {  // per_batch = ws.layers <= kMaxLayers
         p.layers.n = ls.n;
         p.layers.tag = ls.tag;
