@@ -43,12 +43,6 @@ constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCuda = 3;
 using canny_bench::Image;
 using gpuec_bench::median;
 
-// Spins one thread for `cycles` SM clock cycles (--queued).
-__global__ void hold_kernel(long long cycles) {
-  const long long t0 = clock64();
-  while (clock64() - t0 < cycles) {
-  }
-}
 
 }  // namespace
 
@@ -178,7 +172,7 @@ int main(int argc, char** argv) {
       char q[32] = "";
       if (queued) {  // the stream busy for about 200 µs (4e5 cycles at 2 GHz) before each timed call
         const double gq = gpuec_bench::event_median_us(stream, warmup, repeats, gpu, kExitCuda,
-                                                       [&] { hold_kernel<<<1, 1, 0, stream>>>(400000); });
+                                                       [&] { gpuec_bench::hold_stream(stream); });
         std::snprintf(q, sizeof q, " %10.1f", gq);
       }
       std::printf("%-24s %4dx%-5d %-14s %10.1f %12.1f %9.1f%s%s\n", im.name.c_str(), im.w, im.h, c.name, g, cm, cm / g,

@@ -5,7 +5,9 @@
 // comparison is of whole detectors, not of equal work. NPP is not on the development machine; this file is
 // compiled on the GPU machine (docs/benchmarks.md has the command). Images: GPUEC_SHARED_DIR/images/standard
 // 512x512 PGMs and synthetic 1080p / 2160p frames (as canny-bench-gpu).
-// usage: canny-bench-npp [--repeats R] [--warmup W]; exit 0 ok, 2 usage/IO, 3 CUDA/NPP error.
+// --queued: also both times with the stream held busy while each call is enqueued (bench_util.h hold_stream), the GPU's
+// own time without the host's enqueueing (canny-bench-gpu --queued): columns npp_q_us, gud_q_us and their ratio.
+// usage: canny-bench-npp [--repeats R] [--warmup W] [--queued]; exit 0 ok, 2 usage/IO, 3 CUDA/NPP error.
 #include <cuda_runtime.h>
 #include <npp.h>
 
@@ -44,12 +46,15 @@ using gpuec_bench::median;
 
 int main(int argc, char** argv) {
   int repeats = 50, warmup = 10;
+  bool queued = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--repeats" || a == "--warmup") && i + 1 < argc) {
       (a == "--repeats" ? repeats : warmup) = std::atoi(argv[++i]);
+    } else if (a == "--queued") {
+      queued = true;
     } else {
-      std::fprintf(stderr, "usage: canny-bench-npp [--repeats R] [--warmup W]\n");
+      std::fprintf(stderr, "usage: canny-bench-npp [--repeats R] [--warmup W] [--queued]\n");
       return 2;
     }
   }
@@ -74,8 +79,8 @@ int main(int argc, char** argv) {
   ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
   CHECK_CUDA(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
   std::printf("# canny-bench-npp: %s; median of %d after %d warm-up, data on the device\n", prop.name, repeats, warmup);
-  std::printf("%-24s %10s %12s %12s %10s %12s %12s\n", "image", "size", "npp_us", "gud_c03_us", "gud/npp",
-              "npp_edges", "gud_edges");
+  std::printf("%-24s %10s %12s %12s %10s %12s %12s%s\n", "image", "size", "npp_us", "gud_c03_us", "gud/npp",
+              "npp_edges", "gud_edges", queued ? "     npp_q_us     gud_q_us  gud/npp_q" : "");
   std::vector<canny::CandidatePair> cands(36);
   canny::make_candidate_set(3, cands.data(), 36);
   for (const Image& im : images) {
@@ -112,11 +117,19 @@ int main(int argc, char** argv) {
     };
     const double tn = gpuec_bench::event_median_us(stream, warmup, repeats, npp, 3),
                  tg = gpuec_bench::event_median_us(stream, warmup, repeats, gud, 3);
+    char q[64] = "";
+    if (queued) {
+      auto hold = [&] { gpuec_bench::hold_stream(stream); };
+      const double qn = gpuec_bench::event_median_us(stream, warmup, repeats, npp, 3, hold),
+                   qg = gpuec_bench::event_median_us(stream, warmup, repeats, gud, 3, hold);
+      std::snprintf(q, sizeof q, " %12.1f %12.1f %10.2f", qn, qg, qg / qn);
+    }
     std::vector<uint8_t> a(n), b(n);
     CHECK_CUDA(cudaMemcpy(a.data(), d_npp, n, cudaMemcpyDeviceToHost));
     CHECK_CUDA(cudaMemcpy(b.data(), d_gud, n, cudaMemcpyDeviceToHost));
     const long ea = long(std::count(a.begin(), a.end(), 255)), eb = long(std::count(b.begin(), b.end(), 255));
-    std::printf("%-24s %4dx%-5d %12.1f %12.1f %10.2f %12ld %12ld\n", im.name.c_str(), im.w, im.h, tn, tg, tg / tn, ea, eb);
+    std::printf("%-24s %4dx%-5d %12.1f %12.1f %10.2f %12ld %12ld%s\n", im.name.c_str(), im.w, im.h, tn, tg, tg / tn, ea,
+                eb, q);
     for (void* p : {(void*)d_src, (void*)d_npp, (void*)d_gud, (void*)d_buf, (void*)d_pairs, d_ws}) CHECK_CUDA(cudaFree(p));
   }
   return 0;

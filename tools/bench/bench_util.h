@@ -123,6 +123,15 @@ inline std::string device_description(int dev, int exit_code) {
          std::to_string(prop.multiProcessorCount) + " SMs)";
 }
 
+// --queued (canny-bench-gpu, canny-bench-npp): holds `stream` busy for about 200 µs (one thread spinning 4e5 SM
+// cycles at about 2 GHz), so that the host has enqueued a timed call when the GPU reaches it.
+static __global__ void hold_kernel(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+inline void hold_stream(cudaStream_t stream) { hold_kernel<<<1, 1, 0, stream>>>(400000); }
+
 // The milliseconds of `repeats` calls of f (which enqueues its work on `stream`), each between two events,
 // after `warmup` calls and a synchronization; a CUDA error ends the program with exit_code. before() runs before the
 // first event of each timed call (canny-bench-gpu --queued: a kernel that holds the stream busy).
