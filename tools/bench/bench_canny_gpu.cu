@@ -43,7 +43,6 @@ constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCuda = 3;
 using canny_bench::Image;
 using gpuec_bench::median;
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,8 +62,9 @@ int main(int argc, char** argv) {
     else if (a == "--config" && has) only_configs.push_back(argv[++i]);
     else {
       std::fprintf(stderr,
-                   "usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--queued] [--image SUB]... "
-                   "[--config SUB]...\n  --image/--config: only the images/configs whose name contains SUB "
+                   "usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--queued] "
+                   "[--image SUB]... [--config SUB]...\n"
+                   "  --image/--config: only the images/configs whose name contains SUB "
                    "(e.g. --image barbara --config 'strip C_0.03'), for profiling one case\n");
       return kExitUsage;
     }

@@ -1879,10 +1879,9 @@ bool quad_rows(int W, int pitch, const void* out, uintptr_t align) {
 }
 dim3 quad_grid(int W, int H) { return dim3((W / 4 + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY); }
 
-// Steps 1-3 into g (pitch g_pitch); arguments already checked.
-// Steps 1-3 in two launches: launch_front (the smoothing, the gradient and NMS into mk, and max2), then launch_codes
-// (G and its codes). detect_edges_cuda launches the front first, before the rest of its host work, which the GPU's
-// front kernel then hides (the GPU idles until a call's first launch reaches it).
+// Steps 1-3 (arguments already checked) in two launches: launch_front (the smoothing, the gradient and NMS into mk,
+// and max2), then launch_codes (G and its codes). detect_edges_cuda launches the front first, before the rest of its
+// host work, which the GPU's front kernel then hides (the GPU idles until a call's first launch reaches it).
 gpu::CudaError launch_front(const uint8_t* src, int W, int H, int pitch, const Taps& taps, const Workspace& ws,
                             cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
@@ -2063,16 +2062,14 @@ gpu::CudaError strip_limits(StripLimits* out) {
   return {};
 }
 
-// The dynamic shared memory to launch `blocks` blocks of a kernel with, that asks `smem` bytes a block and of which two
-// share a multiprocessor where each asks at most pair_room (0: never): where the blocks are no more than the
-// multiprocessors, more than pair_room, so that each has a multiprocessor of its own. Programmatic dependent launch
-// places a kernel's blocks while the kernel before it still runs, and the block scheduler then put two on one
+// A strip kernel's launch of blocks that two could share a multiprocessor with (each asking at most pair_room bytes of
+// dynamic shared memory) gives each block a multiprocessor of its own where the blocks are no more than the
+// multiprocessors: it asks for alone_smem(smem, pair_room) instead of smem, more than pair_room. Programmatic dependent
+// launch places a kernel's blocks while the kernel before it still runs, and the block scheduler then put two on one
 // multiprocessor while others stayed idle: 512x512 strips, C_0.03 (128 blocks), took 47.5-51.0 µs of GPU time
 // instead of 37.7-41.5 (H200, docs/benchmarks.md). The kernels' limit (cudaFuncAttributeMaxDynamicSharedMemorySize)
 // is above pair_room.
-size_t own_multiprocessors(size_t smem, int64_t blocks, size_t pair_room, const StripLimits& room) {
-  return blocks <= room.sms && smem <= pair_room ? pair_room + 1 : smem;
-}
+size_t alone_smem(size_t smem, size_t pair_room) { return std::max(smem, pair_room + 1); }
 
 // Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.tile_rows rows:
 // the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words),
@@ -2105,9 +2102,10 @@ gpu::CudaError run_ccl(const CclParams& p, int nl, const StripLimits& room, uint
                                      ccl_tile_redo_kernel, p, roots, list, static_cast<const uint32_t*>(redo)));
   } else {
     const int list = strip_list_cap(rows, room.tile_room);
-    const size_t smem = own_multiprocessors(strip_rows_bytes(rows) + strip_list_bytes(list),
-                                            int64_t(ns) * parts * nl, room.tile_pair ? room.tile_room : 0, room);
-    GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, smem, stream}, ccl_strip_local_kernel, p, rows, roots, list));
+    size_t smem = strip_rows_bytes(rows) + strip_list_bytes(list);
+    if (room.tile_pair && int64_t(ns) * parts * nl <= room.sms) smem = alone_smem(smem, room.tile_room);
+    GPUEC_CUDA_CHECK(
+        gpu::launch_pdl({tiles, kStripThreads, smem, stream}, ccl_strip_local_kernel, p, rows, roots, list));
   }
   const int chunks = (rows + kStripBorderThreads - 1) / kStripBorderThreads;
   // The border pass alone is launched without programmatic dependent launch: with it, frame mode at 2160p took
@@ -2297,11 +2295,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                               strip_count_redo_kernel, p, ls, ws.sm, cmax, list, ws.redo));
         } else {
           // Two blocks a multiprocessor where the labels and codes allow it and the blocks outnumber the
-          // multiprocessors; else one (own_multiprocessors).
-          const int64_t blocks = int64_t(ns) * ls.n;
-          const bool pair = bytes <= room.count_pair_room && blocks > room.sms;
-          const int list = strip_list_cap(H, pair ? room.count_pair_room : room.count_room);
-          const size_t smem = own_multiprocessors(bytes + strip_list_bytes(list), blocks, room.count_pair_room, room);
+          // multiprocessors; else one, with the lists in what one leaves (alone_smem).
+          const bool alone = bytes > room.count_pair_room || int64_t(ns) * ls.n <= room.sms;
+          const int list = strip_list_cap(H, alone ? room.count_room : room.count_pair_room);
+          const size_t lists = bytes + strip_list_bytes(list);
+          const size_t smem = alone ? alone_smem(lists, room.count_pair_room) : lists;
           GPUEC_CUDA_CHECK(gpu::launch_pdl({count_grid, kStripThreads, smem, stream}, strip_count_kernel, p, ls, ws.sm,
                                            cmax, list));
         }
