@@ -455,6 +455,7 @@ TEST(CannyCuda, StripFinalPassPaths) {
 // paths (the tile path), must each reach the kept and the relabelled ways.
 TEST(CannyCuda, TileFinalPassPaths) {
   REQUIRE_GPU_AND_SHARED_DIR(dir);
+  setenv("GPUEC_CANNY_FRAME_CLUSTERS", "0", 1);  // frame mode on the tile path at every size (FrameClusters)
   std::mt19937 rng(test_seed() + 12);
   const bool small = under_sanitizer();
   std::vector<std::vector<CandidatePair>> sets = {standard_set(1), standard_set(3)};
@@ -503,6 +504,7 @@ TEST(CannyCuda, TileFinalPassPaths) {
       if (compare(tall, c, &pairs)) tally(set, pairs, tall.w, tall.h);
     }
   }
+  unsetenv("GPUEC_CANNY_FRAME_CLUSTERS");
   if (small) return;  // the crops need not reach every way
   EXPECT_GT(kept, 0);
   EXPECT_GT(relabel, 0);
@@ -587,6 +589,7 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
 // overflows).
 TEST(CannyCuda, TilePathPartBoundaries) {
   REQUIRE_GPU();
+  setenv("GPUEC_CANNY_FRAME_CLUSTERS", "0", 1);  // narrow frames on the tile path (FrameClusters)
   std::mt19937 rng(test_seed() + 13);
   const bool small = under_sanitizer();
   for (int h : {601, 602, 603, 1204, 1205, 1807}) {
@@ -605,6 +608,39 @@ TEST(CannyCuda, TilePathPartBoundaries) {
       compare(img, f);
     }
   }
+  unsetenv("GPUEC_CANNY_FRAME_CLUSTERS");
+}
+
+// Frame mode where one cluster of blocks holds the whole frame (frame_count_cluster_kernel, sm_90: a block a strip,
+// up to 8 strips, 256 columns, and up to the rows one block holds, 1184 on an H100 or H200): the strips' labels joined
+// across their borders in distributed shared memory. Widths of 1 to 8 strips, whole and partial, and 9 (the tile path);
+// heights from 1 row up, 1100 rows on 8 strips (blocks of 1102 rows, for an exact division of the cluster's labels),
+// 1184 on 2 strips and 1185 (the tile path); noise (components across many borders) and random structure, both
+// candidate sets, with the warps' lists (GPUEC_CANNY_LIST_CAP: none, overflowing, the device's).
+TEST(CannyCuda, FrameClusters) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 23);
+  const bool small = under_sanitizer();
+  const int sizes[][2] = {{1, 1},    {31, 7},    {32, 64},    {33, 33},   {96, 300},  {64, 300},
+                          {95, 512},  {250, 257}, {256, 256},  {256, 1100}, {64, 1184}, {257, 100}, {200, 1185}};
+  for (const char* cap : {"0", "96", ""}) {
+    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+    for (const auto& wh : sizes) {
+      const int w = wh[0], h = wh[1];
+      if (small && (w * h > 40000 || *cap)) continue;
+      for (bool noise : {false, true}) {
+        const Image img = noise ? noise_image(w, h, rng) : structure_image(w, h, rng);
+        for (int step : {1, 3}) {
+          Config c;
+          c.mode = ThresholdMode::kFrame;
+          c.step = step;
+          SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure"));
+          compare(img, c);
+        }
+      }
+    }
+  }
+  unsetenv("GPUEC_CANNY_LIST_CAP");
 }
 
 // Strips taller than one block's shared memory (1185 rows and more) are labelled by a cluster of K blocks, one

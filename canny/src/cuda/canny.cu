@@ -1131,8 +1131,14 @@ struct PixelRows {
   __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
 };
 
-template <class Lab>
-__device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
+// What strip_label joins besides the strip's own rows: nothing (strips and tiles), or the frame's strip borders
+// (frame_count_cluster_kernel), called by every thread between the chunks' first rows and the fold.
+struct NoJoins {
+  __device__ __forceinline__ void operator()() const {}
+};
+
+template <class Lab, class Joins = NoJoins>
+__device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo, Joins joins = {}) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
   const uint32_t base = uint32_t(c.r0 * kStripWidth);
   const uint8_t* codes = c.codes;
@@ -1175,6 +1181,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
       merge_runs_above(L, more, up, own);
     }
   }
+  joins();
   L.sync();
   // One pass: every pixel of S finds its root (a word with kAcc set is a root whose maximum is being
   // gathered), folds its A into it (the root's own fold turns its word into kAcc | A) and points at it.
@@ -1198,16 +1205,17 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 
 // The counting pass's per-pixel part, after strip_label (ch: the warp's chunk): SM += F_low(maxA) - F_low(A) for
 // the pixels of S of this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The
-// plane is written only for the pixels of S (B >= low): its readers test that first.
+// plane is written only for the pixels of S (B >= low): its readers test that first. y0: the image row of the
+// block's first row (c.r0; 0 in frame_count_cluster_kernel, whose blocks number their rows apart).
 template <class Lab>
 __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p,
-                                   int slot, const uint16_t* f, uint16_t* sm, uint8_t* cmax, int x0) {
+                                   int slot, const uint16_t* f, uint16_t* sm, uint8_t* cmax, int x0, int y0) {
   const int W = p.width;
   uint8_t* plane = slot >= 0 ? cmax + size_t(slot) * W * c.H : nullptr;
   for_chunk_pixels(ch, c.tx, c.r0, [&](uint32_t k) {
     const int x = x0 + int(k % kStripWidth);
     if (x >= W) return;  // never in S (codes 0 past the width): kept for safety
-    const size_t gi = size_t(c.r0 + int(k / kStripWidth)) * W + x;
+    const size_t gi = size_t(y0 + int(k / kStripWidth)) * W + x;
     const uint32_t mx = strip_max(L, c.lab[k]);
     const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(c.codes[k])]);
     if (add) sm_add(sm, gi, add);
@@ -1227,7 +1235,7 @@ __device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
-  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0, c.r0);
 }
 __global__ void __launch_bounds__(kStripThreads)
 strip_count_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap) {
@@ -1504,7 +1512,7 @@ __device__ __forceinline__ void cluster_pair(const CclParams& p, const StripLaye
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
-  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0, c.r0);
   cluster.sync();  // no block leaves (or starts another pair) while another may read its labels
 }
 #endif
@@ -1532,6 +1540,63 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
   for_marked(redo, p.width, ls.n, ls.tag, int(blockIdx.x) / K, int(gridDim.x) / K, [&](int strip, int l) {
     cluster_pair(p, ls, sm, cmax, block_rows, magic, cap, strip, l, strip_lab, f, part);
   });
+#else
+  __trap();  // clusters need sm_90: the host never launches this kernel below it
+#endif
+}
+
+// Frame mode's counting pass where the frame's strips are few enough for one cluster (frame_clusters in
+// detect_edges_cuda: at most StripLimits::frame_blocks strips, 8 (256 columns) on an H100 or H200, and rows that one
+// block holds): block (k, layer of the batch) of a cluster of ns holds strip k, the whole height, and the labels form
+// one union-find over the cluster's distributed shared memory, as a tall strip's in strip_count_cluster_kernel; the
+// cluster's labels are those of one strip of ns * block_rows rows, block k's rows [k, k + 1) * block_rows (the host
+// picks block_rows >= H so that ClusterLabels' division is exact: frame_block_rows). Each block labels its strip as
+// strip mode does (no chunk joins the block above: c.top), then, before the fold, the first column of strip k joins
+// the pixels of S of the last column of strip k - 1 in rows y - 1 .. y + 1 (8-connectivity across the border). The
+// counts, the planes of cmax and what follows (select_kernel with the frame as one region, strip_edges_kernel) are
+// strip mode's; in place of the tile path's labelling in global memory, its border, roots and count passes.
+// A cluster lasts as long as the sum over its phases of the slowest strip's, whatever its low, so every low's cluster
+// takes about as long as the densest one's. Clusters of 16 (512 columns; sm_90 allows them as a non-portable size) were
+// measured slower than the tile path on barbara: an H200 holds 7 such clusters at once, one block a multiprocessor, so
+// C_0.03's 8 lows take two rounds (docs/benchmarks.md, issue 18's fourteenth session).
+__global__ void __launch_bounds__(kStripThreads)
+frame_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int block_rows,
+                           uint32_t magic, int cap) {
+  after_previous();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  __shared__ uint32_t* part[kMaxClusterBlocks];
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int K = int(cluster.num_blocks()), k = int(cluster.block_rank()), l = int(blockIdx.y);
+  const int W = p.width, H = p.height, x0 = k * kStripWidth, r0 = k * block_rows;
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
+  if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
+  strip_load(strip_ccl(strip_lab, block_rows, H, 0, H, 0, cap), p.q, W, x0, ls.low[l]);  // image rows 0 .. H - 1
+  cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
+  const StripCcl c = strip_ccl(strip_lab, block_rows, H, r0, H, r0, cap);
+  const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
+  // The strip to the left: its codes (after its labels, as c.codes after ours) and the label of its row y's last pixel.
+  const uint8_t* left = k > 0 ? reinterpret_cast<const uint8_t*>(part[k - 1] + size_t(kStripWidth) * block_rows)
+                              : nullptr;
+  const StripChunk ch = strip_label(c, L, ls.low[l], [&] {
+    if (!left) return;
+    auto left_in = [&](int y) { return y >= 0 && y < H && in_code(left[y * kStripWidth + kStripWidth - 1]); };
+    auto left_label = [&](int y) { return uint32_t((r0 - block_rows + y) * kStripWidth + kStripWidth - 1); };
+    for (int y = int(threadIdx.x); y < H; y += int(blockDim.x)) {
+      if (!in_code(c.codes[y * kStripWidth])) continue;
+      const uint32_t own = uint32_t((r0 + y) * kStripWidth);
+      // (y, 31) on the left joins its neighbours there in rows y - 1 and y + 1 already (its strip's labelling).
+      if (left_in(y)) {
+        merge(L, left_label(y), own);
+      } else {
+        if (left_in(y - 1)) merge(L, left_label(y - 1), own);
+        if (left_in(y + 1)) merge(L, left_label(y + 1), own);
+      }
+    }
+  });
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0, 0);
+  cluster.sync();  // no block leaves while another may read its labels
 #else
   __trap();  // clusters need sm_90: the host never launches this kernel below it
 #endif
@@ -1934,6 +1999,11 @@ struct StripLimits {
   size_t listed_cluster_room = 0;  // strip_count_listed_cluster_kernel's (clusters only), two blocks a multiprocessor
   size_t listed_tile_room = 0;     // ccl_tile_listed_kernel's, two blocks a multiprocessor
   size_t tile_redo_room = 0;       // ccl_tile_redo_kernel's (the device's opt-in limit)
+  // frame_count_cluster_kernel (clusters only): the most blocks a cluster (strips of a frame) with one block a
+  // multiprocessor (8 on an H100 or H200), 0 where it does not run; its dynamic shared memory alone on a
+  // multiprocessor and two a one.
+  int frame_blocks = 0;
+  size_t frame_room = 0, frame_pair_room = 0;
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -2055,6 +2125,26 @@ gpu::CudaError strip_limits(StripLimits* out) {
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               int(l.listed_cluster_room)));
       }
+      cudaFuncAttributes frame{};
+      GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&frame, frame_count_cluster_kernel));
+      if (l.block_rows > 0 && size_t(optin) > frame.sharedSizeBytes && pair_bytes > frame.sharedSizeBytes + reserved) {
+        l.frame_room = size_t(optin) - frame.sharedSizeBytes;
+        l.frame_pair_room = pair_bytes - frame.sharedSizeBytes - size_t(reserved);
+        GPUEC_CUDA_CHECK(cudaFuncSetAttribute(frame_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(l.frame_room)));
+        // The largest cluster of blocks alone on their multiprocessors that the device can place, at most the portable
+        // 8 (a smaller MIG slice may allow fewer); where the query fails, frame mode keeps the tile path (the error is
+        // not sticky: cleared).
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(kMaxClusterBlocks);
+        cfg.blockDim = dim3(kStripThreads);
+        cfg.dynamicSmemBytes = l.frame_pair_room + 1;
+        int most = 0;
+        if (cudaOccupancyMaxPotentialClusterSize(&most, frame_count_cluster_kernel, &cfg) == cudaSuccess)
+          l.frame_blocks = std::min(most, kMaxClusterBlocks);
+        else
+          (void)cudaGetLastError();
+      }
     }
   }
   done.emplace_back(id, l);
@@ -2070,6 +2160,18 @@ gpu::CudaError strip_limits(StripLimits* out) {
 // instead of 37.7-41.5 (H200, docs/benchmarks.md). The kernels' limit (cudaFuncAttributeMaxDynamicSharedMemorySize)
 // is above pair_room.
 size_t alone_smem(size_t smem, size_t pair_room) { return std::max(smem, pair_room + 1); }
+
+// The rows a block of frame_count_cluster_kernel holds for a frame of H rows in a cluster of K blocks: the fewest from
+// H on for which ClusterLabels' division is exact for every label of the cluster, g < K x 32 x R (g d < 2^32, with
+// d = magic x 32 R - 2^32: 0 where 32 R is a power of two, as for 256 and 512 rows); 0 where none up to `most` is.
+int frame_block_rows(int H, int K, int most) {
+  for (int R = H; R <= most; ++R) {
+    const uint64_t per = uint64_t(kStripWidth) * uint64_t(R);
+    const uint64_t d = uint64_t(cluster_magic(uint32_t(per))) * per - (uint64_t(1) << 32);
+    if ((uint64_t(K) * per - 1) * d < (uint64_t(1) << 32)) return R;
+  }
+  return 0;
+}
 
 // Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.tile_rows rows:
 // the whole strip where it fits, else equal parts of it. roots: the bit rows of the tile roots (tile_root_words),
@@ -2185,7 +2287,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   LowSlots slots;
   bool every_plane = true;
   uint8_t* cmax = reinterpret_cast<uint8_t*>(ws.lab);
-  if (strips) {
+  if (mode != ThresholdMode::kFixed) {  // strip mode, and frame mode's clusters (frame_clusters)
     int k = 0;
     for (int v = 0; v <= kMaxThreshold; ++v) {
       slots.of[v] = int16_t(has_low[v] && size_t(k) < ws.planes ? k : -1);
@@ -2200,13 +2302,23 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * room.cluster_rows && every_plane;
   const size_t strip_smem = block_strips ? strip_smem_bytes(H) : 0;
   const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
+  // Frame mode where one cluster holds every strip of the frame (frame_count_cluster_kernel: up to 8 strips, 256
+  // columns) and every pick's low has a plane: strip mode's shared-memory labelling, counts and map instead of the
+  // tile path. Test hook GPUEC_CANNY_FRAME_CLUSTERS=0: the tile path.
+  int frame_rows = 0;
+  if (mode == ThresholdMode::kFrame && every_plane && ns <= room.frame_blocks && H <= room.block_rows &&
+      gpu::fail_at_frame("GPUEC_CANNY_FRAME_CLUSTERS") != 0) {
+    frame_rows = frame_block_rows(H, ns, room.block_rows);
+    if (strip_rows_bytes(frame_rows) > room.frame_room) frame_rows = 0;
+  }
+  const bool frame_clusters = frame_rows > 0;
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
   const int zero_words = int(hist_words(size_t(ns)));  // the redo marks too: the tile path's listed tiles mark
   if (const gpu::CudaError e =
           launch_codes(W, H, nullptr, W, mode == ThresholdMode::kFixed ? nullptr : ws.gh, ws.q,
-                       block_strips || cluster_strips ? ws.sm : nullptr, zero_words, ws, stream))
+                       block_strips || cluster_strips || frame_clusters ? ws.sm : nullptr, zero_words, ws, stream))
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
@@ -2237,7 +2349,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // and F) travels in the kernel parameters. The strip kernels take the smallest lows first (their blocks,
     // the densest sets, start in the first wave); the tile path the largest first, so that its last batch,
     // the smallest lows (the likeliest picks), stays in its label planes for the final pass (CclParams::kept).
-    const bool smem_strips = block_strips || cluster_strips;
+    const bool smem_strips = block_strips || cluster_strips || frame_clusters;
     const int per_batch = smem_strips ? kMaxStripLayers : ws.layers;  // C_0.01's 25 lows: one launch of strips
     // Clusters: K blocks of R rows each, the strip's rows split evenly.
     const int K = cluster_strips ? (H + room.cluster_rows - 1) / room.cluster_rows : 1, R = (H + K - 1) / K;
@@ -2326,6 +2438,18 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                                            strip_count_cluster_kernel, p, ls, ws.sm, cmax, R, magic, list,
                                            static_cast<const uint32_t*>(nullptr)));
         }
+      } else if (frame_clusters) {
+        // A cluster a low. Its blocks alone on their multiprocessors where the blocks are no more than the
+        // multiprocessors or two do not fit one (alone_smem), else two a multiprocessor; the lists in what is left.
+        const size_t bytes = strip_rows_bytes(frame_rows);
+        const bool alone = bytes > room.frame_pair_room || int64_t(ns) * ls.n <= room.sms;
+        const size_t avail = alone ? room.frame_room : room.frame_pair_room;
+        const int list = strip_list_cap(H, avail - bytes + strip_rows_bytes(H));  // the lists after frame_rows rows
+        const size_t lists = bytes + strip_list_bytes(list);
+        const size_t smem = alone ? alone_smem(lists, room.frame_pair_room) : lists;
+        GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns), unsigned(ls.n)), kStripThreads, smem, stream, unsigned(ns)},
+                                         frame_count_cluster_kernel, p, ls, ws.sm, cmax, frame_rows,
+                                         cluster_magic(uint32_t(kStripWidth * frame_rows)), list));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, ws.redo, hook, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
@@ -2354,7 +2478,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.gh, ws.sm,
                                      W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
                                      ws.hist + size_t(nregions) * kHistWords));
-    if (block_strips || cluster_strips) {  // every pair's low has its maxima in cmax (or equals the high)
+    if (smem_strips) {  // every pair's low has its maxima in cmax (or equals the high)
       if (quad_rows(W, edges_pitch, edges, 4)) {
         GPUEC_CUDA_CHECK(gpu::launch_pdl({quad_grid(W, H), block, 0, stream}, strip_edges_kernel<4>, ws.q, W, H, pairs,
                                          slots, cmax, edges, edges_pitch));
