@@ -32,8 +32,12 @@
 // than planes, or a grid value that is not a low; never the standard sets), one block per strip labels
 // again (up to 1184 rows). The row limits shrink with the device's shared memory per block (about 840 rows
 // for one block on an A100), and clusters need a device of compute capability 9.0 or more running code built
-// for sm_90 or later (a newer GPU running the default build's compute_75 PTX has no cluster path). Taller
-// strips, those cases, and frame mode (the tile path): tiles of 32 columns and as many rows as a block
+// for sm_90 or later (a newer GPU running the default build's compute_75 PTX has no cluster path). Frame mode
+// on frames of at most 8 strips (256 columns) and up to 1184 rows, sm_90: one cluster per low, a block a whole strip,
+// labelled as in strip mode, the strips joined across their borders (the first column of a strip with the last of the
+// strip to its left, rows y - 1 .. y + 1) in the cluster's distributed shared memory before the fold; then the planes,
+// one histogram for the frame and the map as in strip mode (frame_count_cluster_kernel). Taller
+// strips, those cases, and other frames in frame mode (the tile path): tiles of 32 columns and as many rows as a block
 // holds (the whole strip up to about 600 rows, else equal parts of it, so that two blocks share a
 // multiprocessor; a strip of 603 to 1184 rows is one tile over the lists instead, ccl_tile_listed_kernel) are
 // labelled in shared memory as the strips are; then the adjacencies across tile borders
