@@ -2000,8 +2000,8 @@ struct StripLimits {
   size_t listed_tile_room = 0;     // ccl_tile_listed_kernel's, two blocks a multiprocessor
   size_t tile_redo_room = 0;       // ccl_tile_redo_kernel's (the device's opt-in limit)
   // frame_count_cluster_kernel (clusters only): the most blocks a cluster (strips of a frame) with one block a
-  // multiprocessor (8 on an H100 or H200), 0 where it does not run; its dynamic shared memory alone on a
-  // multiprocessor and two a one.
+  // multiprocessor (8 on an H100 or H200), 0 where it does not run; its dynamic shared memory with one block a
+  // multiprocessor, and with two.
   int frame_blocks = 0;
   size_t frame_room = 0, frame_pair_room = 0;
 };
