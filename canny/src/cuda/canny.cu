@@ -2161,6 +2161,19 @@ gpu::CudaError strip_limits(StripLimits* out) {
 // is above pair_room.
 size_t alone_smem(size_t smem, size_t pair_room) { return std::max(smem, pair_room + 1); }
 
+// The dynamic shared memory of a counting launch of `blocks` blocks that each keep the labels and codes of `room_rows`
+// rows (strip_rows_bytes) and label `rows` of them (strip_count_kernel: the strip; frame_count_cluster_kernel: the
+// frame's height, in blocks of frame_block_rows), and in *list its warps' lists' entries: two blocks a multiprocessor
+// where they fit in pair_room and the blocks outnumber the multiprocessors; else one a multiprocessor (alone_smem),
+// the lists in what room leaves.
+size_t count_smem(int rows, int room_rows, int64_t blocks, size_t room, size_t pair_room, int sms, int* list) {
+  const size_t bytes = strip_rows_bytes(room_rows);
+  const bool alone = bytes > pair_room || blocks <= sms;
+  *list = strip_list_cap(rows, (alone ? room : pair_room) - bytes + strip_rows_bytes(rows));  // after room_rows rows
+  const size_t lists = bytes + strip_list_bytes(*list);
+  return alone ? alone_smem(lists, pair_room) : lists;
+}
+
 // The rows a block of frame_count_cluster_kernel holds for a frame of H rows in a cluster of K blocks: the fewest from
 // H on for which ClusterLabels' division is exact for every label of the cluster, g < K x 32 x R (g d < 2^32, with
 // d = magic x 32 R - 2^32: 0 where 32 R is a power of two, as for 256 and 512 rows); 0 where none up to `most` is.
@@ -2306,11 +2319,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   // columns) and every pick's low has a plane: strip mode's shared-memory labelling, counts and map instead of the
   // tile path. Test hook GPUEC_CANNY_FRAME_CLUSTERS=0: the tile path.
   int frame_rows = 0;
-  if (mode == ThresholdMode::kFrame && every_plane && ns <= room.frame_blocks && H <= room.block_rows &&
-      gpu::fail_at_frame("GPUEC_CANNY_FRAME_CLUSTERS") != 0) {
-    frame_rows = frame_block_rows(H, ns, room.block_rows);
-    if (strip_rows_bytes(frame_rows) > room.frame_room) frame_rows = 0;
-  }
+  if (mode == ThresholdMode::kFrame && every_plane && ns <= room.frame_blocks &&
+      gpu::fail_at_frame("GPUEC_CANNY_FRAME_CLUSTERS") != 0)
+    frame_rows = frame_block_rows(H, ns, std::min(room.block_rows, int(room.frame_room / strip_rows_bytes(1))));
   const bool frame_clusters = frame_rows > 0;
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
@@ -2406,12 +2417,9 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
               gpu::launch_pdl({std::min(room.sms, ns * ls.n), kStripThreads, bytes + strip_list_bytes(list), stream},
                               strip_count_redo_kernel, p, ls, ws.sm, cmax, list, ws.redo));
         } else {
-          // Two blocks a multiprocessor where the labels and codes allow it and the blocks outnumber the
-          // multiprocessors; else one, with the lists in what one leaves (alone_smem).
-          const bool alone = bytes > room.count_pair_room || int64_t(ns) * ls.n <= room.sms;
-          const int list = strip_list_cap(H, alone ? room.count_room : room.count_pair_room);
-          const size_t lists = bytes + strip_list_bytes(list);
-          const size_t smem = alone ? alone_smem(lists, room.count_pair_room) : lists;
+          int list = 0;
+          const size_t smem =
+              count_smem(H, H, int64_t(ns) * ls.n, room.count_room, room.count_pair_room, room.sms, &list);
           GPUEC_CUDA_CHECK(gpu::launch_pdl({count_grid, kStripThreads, smem, stream}, strip_count_kernel, p, ls, ws.sm,
                                            cmax, list));
         }
@@ -2439,17 +2447,13 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                                            static_cast<const uint32_t*>(nullptr)));
         }
       } else if (frame_clusters) {
-        // A cluster a low. Its blocks alone on their multiprocessors where the blocks are no more than the
-        // multiprocessors or two do not fit one (alone_smem), else two a multiprocessor; the lists in what is left.
-        const size_t bytes = strip_rows_bytes(frame_rows);
-        const bool alone = bytes > room.frame_pair_room || int64_t(ns) * ls.n <= room.sms;
-        const size_t avail = alone ? room.frame_room : room.frame_pair_room;
-        const int list = strip_list_cap(H, avail - bytes + strip_rows_bytes(H));  // the lists after frame_rows rows
-        const size_t lists = bytes + strip_list_bytes(list);
-        const size_t smem = alone ? alone_smem(lists, room.frame_pair_room) : lists;
-        GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns), unsigned(ls.n)), kStripThreads, smem, stream, unsigned(ns)},
-                                         frame_count_cluster_kernel, p, ls, ws.sm, cmax, frame_rows,
-                                         cluster_magic(uint32_t(kStripWidth * frame_rows)), list));
+        int list = 0;
+        const size_t smem =
+            count_smem(H, frame_rows, int64_t(ns) * ls.n, room.frame_room, room.frame_pair_room, room.sms, &list);
+        const dim3 clusters(unsigned(ns), unsigned(ls.n));  // a cluster of ns blocks a low
+        const uint32_t magic = cluster_magic(uint32_t(kStripWidth * frame_rows));
+        GPUEC_CUDA_CHECK(gpu::launch_pdl({clusters, kStripThreads, smem, stream, unsigned(ns)},
+                                         frame_count_cluster_kernel, p, ls, ws.sm, cmax, frame_rows, magic, list));
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, ws.redo, hook, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).
