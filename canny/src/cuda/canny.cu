@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -2389,8 +2388,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       if (!smem_strips) std::reverse(ls.low, ls.low + ls.n);
       for (int l = 0; l < ls.n; ++l) ls.slot[l] = smem_strips ? slots.of[ls.low[l]] : int16_t(-1);
       ls.tag = uint32_t(batch + 1);
-      std::memset(ls.f, 0, sizeof ls.f);
-      low_tables(options.candidates, nc, ls.low, ls.n, &ls.f[0][0]);
+      low_tables(options.candidates, nc, ls.low, ls.n, &ls.f[0][0]);  // rows 0 .. n - 1, the only ones read
       if (!smem_strips) {  // per_batch = ws.layers <= kMaxLayers
         p.layers.n = ls.n;
         p.layers.tag = ls.tag;
