@@ -455,7 +455,7 @@ TEST(CannyCuda, StripFinalPassPaths) {
 // paths (the tile path), must each reach the kept and the relabelled ways.
 TEST(CannyCuda, TileFinalPassPaths) {
   REQUIRE_GPU_AND_SHARED_DIR(dir);
-  setenv("GPUEC_CANNY_FRAME_CLUSTERS", "0", 1);  // frame mode on the tile path at every size (FrameClusters)
+  setenv("GPUEC_CANNY_FRAME_JOINED", "0", 1);  // frame mode on the tile path at every size (FrameJoined)
   std::mt19937 rng(test_seed() + 12);
   const bool small = under_sanitizer();
   std::vector<std::vector<CandidatePair>> sets = {standard_set(1), standard_set(3)};
@@ -504,7 +504,7 @@ TEST(CannyCuda, TileFinalPassPaths) {
       if (compare(tall, c, &pairs)) tally(set, pairs, tall.w, tall.h);
     }
   }
-  unsetenv("GPUEC_CANNY_FRAME_CLUSTERS");
+  unsetenv("GPUEC_CANNY_FRAME_JOINED");
   if (small) return;  // the crops need not reach every way
   EXPECT_GT(kept, 0);
   EXPECT_GT(relabel, 0);
@@ -589,7 +589,7 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
 // overflows).
 TEST(CannyCuda, TilePathPartBoundaries) {
   REQUIRE_GPU();
-  setenv("GPUEC_CANNY_FRAME_CLUSTERS", "0", 1);  // narrow frames on the tile path (FrameClusters)
+  setenv("GPUEC_CANNY_FRAME_JOINED", "0", 1);  // frames up to 1184 rows on the tile path (FrameJoined)
   std::mt19937 rng(test_seed() + 13);
   const bool small = under_sanitizer();
   for (int h : {601, 602, 603, 1204, 1205, 1807}) {
@@ -608,36 +608,48 @@ TEST(CannyCuda, TilePathPartBoundaries) {
       compare(img, f);
     }
   }
-  unsetenv("GPUEC_CANNY_FRAME_CLUSTERS");
+  unsetenv("GPUEC_CANNY_FRAME_JOINED");
 }
 
-// Frame mode where one cluster of blocks holds the whole frame (frame_count_cluster_kernel, sm_90: a block a strip,
-// up to 8 strips, 256 columns, and up to the rows one block holds, 1184 on an H100 or H200): the strips' labels joined
-// across their borders in distributed shared memory. Widths of 1 to 8 strips, whole and partial, and 9 (the tile path);
-// heights from 1 row up, 1100 rows on 8 strips (blocks of 1102 rows, for an exact division of the cluster's labels),
-// 1184 on 2 strips and 1185 (the tile path); noise (components across many borders) and random structure, both
-// candidate sets, with the warps' lists (GPUEC_CANNY_LIST_CAP: none, overflowing, the device's).
-TEST(CannyCuda, FrameClusters) {
+// Frame mode where one block holds a strip (frame_count_joined_kernel: a block per strip and low labels its strip in
+// shared memory, the strips of a low joined over their border pixels in global memory between barriers of the low's
+// blocks; a launch takes the lows whose blocks the device holds at once, at most kJoinedLaunches launches, 2): widths
+// of 1 strip to 135, whole and partial, heights of 1 to 1184 rows and 1185 (the tile path); C_0.01 at 512x512 (16 of
+// its 25 lows a launch, two launches on an H100 or H200); with GPUEC_CANNY_FRAME_JOINED=8, up to 8 launches (1080p:
+// 4 launches of 2 lows for C_0.03; 132 and 135 strips: 2 and 1 lows a launch), which the default leaves to the tile
+// path. Noise (components across many borders) and random structure, both candidate sets, with the warps' lists
+// (GPUEC_CANNY_LIST_CAP: none, overflowing, the device's).
+TEST(CannyCuda, FrameJoined) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 23);
   const bool small = under_sanitizer();
-  const int sizes[][2] = {{1, 1},    {31, 7},    {32, 64},    {33, 33},   {96, 300},  {64, 300},
-                          {95, 512},  {250, 257}, {256, 256},  {256, 1100}, {64, 1184}, {257, 100}, {200, 1185}};
+  struct Size {
+    int w, h;
+    const char* launches;  // GPUEC_CANNY_FRAME_JOINED ("": unset)
+  };
+  const Size sizes[] = {{1, 1, ""},       {31, 7, ""},     {32, 64, ""},     {33, 33, ""},      {96, 300, ""},
+                        {64, 300, ""},    {95, 512, ""},   {250, 257, ""},   {256, 256, ""},    {256, 1100, ""},
+                        {64, 1184, ""},   {257, 100, ""},  {200, 1185, ""},  {288, 33, ""},     {480, 360, ""},
+                        {512, 512, ""},   {513, 64, ""},   {1000, 1, ""},    {999, 1184, "8"},  {1920, 1080, "8"},
+                        {4200, 30, "8"},  {4300, 20, "8"}, {600, 1185, "8"}};
   for (const char* cap : {"0", "96", ""}) {
     setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
-    for (const auto& wh : sizes) {
-      const int w = wh[0], h = wh[1];
-      if (small && (w * h > 40000 || *cap)) continue;
+    for (const Size& z : sizes) {
+      if (small && (z.w * z.h > 40000 || *cap)) continue;
+      if (z.w * z.h > 500000 && *cap) continue;  // the lists' other paths: on the smaller frames
+      if (*z.launches) setenv("GPUEC_CANNY_FRAME_JOINED", z.launches, 1);
       for (bool noise : {false, true}) {
-        const Image img = noise ? noise_image(w, h, rng) : structure_image(w, h, rng);
+        const Image img = noise ? noise_image(z.w, z.h, rng) : structure_image(z.w, z.h, rng);
         for (int step : {1, 3}) {
           Config c;
           c.mode = ThresholdMode::kFrame;
           c.step = step;
-          SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure"));
+          SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure") +
+                       " GPUEC_CANNY_FRAME_JOINED=" + z.launches);
           compare(img, c);
         }
       }
+      unsetenv("GPUEC_CANNY_FRAME_JOINED");
     }
   }
   unsetenv("GPUEC_CANNY_LIST_CAP");

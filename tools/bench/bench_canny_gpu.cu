@@ -1,7 +1,7 @@
 // canny-bench-gpu: GUD-Canny on the GPU (detect_edges_cuda, canny/canny_cuda.h) against its CPU twin
 // (detect_edges_ref) per image: the standard 512x512 / 256x256 PGMs of GPUEC_SHARED_DIR/images/standard and
 // synthetic 1080p and 2160p frames (smoothed noise with steps and circles), for the candidate sets C_0.03
-// and C_0.01 in strip mode and C_0.03 in frame mode. GPU: the whole pipeline with the image and the output
+// and C_0.01 in strip mode and in frame mode. GPU: the whole pipeline with the image and the output
 // on the device, CUDA events around the call, W warm-up calls, median of R; CPU: steady_clock, one core,
 // median of C. Every GPU output is compared with the CPU twin (edge map and pairs); a mismatch exits 1.
 // --cpu-repeats 0: the reference comes from canny::CpuDetector on every core (the twin's bytes,
@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
   };
   const Config configs[] = {{"strip C_0.03", canny::ThresholdMode::kStrip, 3},
                             {"strip C_0.01", canny::ThresholdMode::kStrip, 1},
-                            {"frame C_0.03", canny::ThresholdMode::kFrame, 3}};
+                            {"frame C_0.03", canny::ThresholdMode::kFrame, 3},
+                            {"frame C_0.01", canny::ThresholdMode::kFrame, 1}};
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
   int status = 0;

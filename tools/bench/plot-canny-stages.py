@@ -16,7 +16,7 @@ STAGES = [  # (label, kernels); templates by their name (front_kernel<3>: front_
     ("G + codes", ["codes_kernel"]),
     ("labelling + SM (strips)", ["strip_count_kernel", "strip_count_cluster_kernel", "strip_count_listed_kernel",
                                  "strip_count_redo_kernel", "strip_count_listed_cluster_kernel"]),
-    ("labelling + SM (frame in clusters)", ["frame_count_cluster_kernel"]),
+    ("labelling + SM (frame, strips joined)", ["frame_count_joined_kernel"]),
     ("map (strips)", ["strip_edges_kernel"]),
     ("histograms + pair + map (strips, labelling again)", ["strip_final_kernel"]),
     ("labelling (tiles)", ["ccl_strip_local_kernel", "ccl_strip_border_kernel", "ccl_max_roots_kernel",

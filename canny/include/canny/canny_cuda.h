@@ -33,10 +33,17 @@
 // again (up to 1184 rows). The row limits shrink with the device's shared memory per block (about 840 rows
 // for one block on an A100), and clusters need a device of compute capability 9.0 or more running code built
 // for sm_90 or later (a newer GPU running the default build's compute_75 PTX has no cluster path). Frame mode
-// on frames of at most 8 strips (256 columns) and up to 1184 rows, sm_90: one cluster per low, a block a whole strip,
-// labelled as in strip mode, the strips joined across their borders (the first column of a strip with the last of the
-// strip to its left, rows y - 1 .. y + 1) in the cluster's distributed shared memory before the fold; then the planes,
-// one histogram for the frame and the map as in strip mode (frame_count_cluster_kernel). Taller
+// on frames of up to 1184 rows (frame_count_joined_kernel): a block per (strip, low) labels its strip in shared memory
+// as strip mode does; then the border pixels of S (the first and last columns of the strips) are the nodes of one
+// union-find a low in global memory, a node's parent its local component's first border pixel; the first column of
+// each strip merges with the last of the strip to its left (rows y - 1 .. y + 1), the components' maxima are folded
+// at their roots and read back into each strip's local roots, the low's blocks waiting for each other between these
+// phases (a barrier on a counter; a cooperative launch, so that a low's blocks are all resident, of as many lows as
+// the device holds blocks for). Then the planes, one histogram for the frame and the map as in strip mode. Used where
+// at most 2 such launches take all the lows: on an H100 or H200, C_0.03 (8 lows) up to 2112 columns below about 720
+// rows (two blocks a multiprocessor) and 1056 above, C_0.01 (25 lows) up to 640 and 320 columns; not at 1080p, where
+// C_0.03 would take 4 launches of 2 lows of 60 strips, slower than the tile path (each launch waits for its slowest
+// strip). The default build's compute_75 PTX runs it too (no cluster). Taller
 // strips, those cases, and other frames in frame mode (the tile path): tiles of 32 columns and as many rows as a block
 // holds (the whole strip up to about 600 rows, else equal parts of it, so that two blocks share a
 // multiprocessor; a strip of 603 to 1184 rows is one tile over the lists instead, ccl_tile_listed_kernel) are

@@ -18,6 +18,7 @@
 #include "gpu/backend.h"
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device/memory.cuh"
 #include "gpu/device/pdl.cuh"
 
 namespace canny {
@@ -116,8 +117,10 @@ __device__ __forceinline__ void for_marked(const uint32_t* __restrict__ redo, in
   }
 }
 
-// The words of hist's region for ns strips: histograms and block counters, then the redo marks and their word.
-size_t hist_words(size_t ns) { return ns * (kHistWords + 1) + redo_any(ns) + 1; }
+// The words of hist's region for ns strips: histograms and block counters, then the redo marks and their word, then
+// frame_count_joined_kernel's barrier counts, a word a low of the batch (frame_sync).
+size_t hist_words(size_t ns) { return ns * (kHistWords + 1) + redo_any(ns) + 1 + kMaxStripLayers; }
+uint32_t* frame_sync(uint32_t* redo, size_t ns) { return redo + redo_any(ns) + 1; }
 
 // Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
 // the workspace stays within 73 bytes per pixel up to 1080p (64 of them the label planes), 41 up to 16 Mpixels and
@@ -1130,14 +1133,8 @@ struct PixelRows {
   __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
 };
 
-// What strip_label joins besides the strip's own rows: nothing (strips and tiles), or the frame's strip borders
-// (frame_count_cluster_kernel), called by every thread between the chunks' first rows and the fold.
-struct NoJoins {
-  __device__ __forceinline__ void operator()() const {}
-};
-
-template <class Lab, class Joins = NoJoins>
-__device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo, Joins joins = {}) {
+template <class Lab>
+__device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) {
   uint32_t* lab = c.lab;  // this block's rows: local index li - base
   const uint32_t base = uint32_t(c.r0 * kStripWidth);
   const uint8_t* codes = c.codes;
@@ -1180,7 +1177,6 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo, 
       merge_runs_above(L, more, up, own);
     }
   }
-  joins();
   L.sync();
   // One pass: every pixel of S finds its root (a word with kAcc set is a root whose maximum is being
   // gathered), folds its A into it (the root's own fold turns its word into kAcc | A) and points at it.
@@ -1204,17 +1200,16 @@ __device__ __forceinline__ uint32_t strip_max(const Lab& L, uint32_t w) {
 
 // The counting pass's per-pixel part, after strip_label (ch: the warp's chunk): SM += F_low(maxA) - F_low(A) for
 // the pixels of S of this block's rows, and the plane of cmax for the low (when it has one) gets maxA there. The
-// plane is written only for the pixels of S (B >= low): its readers test that first. y0: the image row of the
-// block's first row (c.r0; 0 in frame_count_cluster_kernel, whose blocks number their rows apart).
+// plane is written only for the pixels of S (B >= low): its readers test that first.
 template <class Lab>
 __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, const Lab& L, const CclParams& p,
-                                   int slot, const uint16_t* f, uint16_t* sm, uint8_t* cmax, int x0, int y0) {
+                                   int slot, const uint16_t* f, uint16_t* sm, uint8_t* cmax, int x0) {
   const int W = p.width;
   uint8_t* plane = slot >= 0 ? cmax + size_t(slot) * W * c.H : nullptr;
   for_chunk_pixels(ch, c.tx, c.r0, [&](uint32_t k) {
     const int x = x0 + int(k % kStripWidth);
     if (x >= W) return;  // never in S (codes 0 past the width): kept for safety
-    const size_t gi = size_t(y0 + int(k / kStripWidth)) * W + x;
+    const size_t gi = size_t(c.r0 + int(k / kStripWidth)) * W + x;
     const uint32_t mx = strip_max(L, c.lab[k]);
     const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(c.codes[k])]);
     if (add) sm_add(sm, gi, add);
@@ -1234,7 +1229,7 @@ __device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
-  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0, c.r0);
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
 }
 __global__ void __launch_bounds__(kStripThreads)
 strip_count_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int cap) {
@@ -1511,7 +1506,7 @@ __device__ __forceinline__ void cluster_pair(const CclParams& p, const StripLaye
   cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
   const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
-  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0, c.r0);
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
   cluster.sync();  // no block leaves (or starts another pair) while another may read its labels
 }
 #endif
@@ -1544,61 +1539,125 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
 #endif
 }
 
-// Frame mode's counting pass where the frame's strips are few enough for one cluster (frame_clusters in
-// detect_edges_cuda: at most StripLimits::frame_blocks strips, 8 (256 columns) on an H100 or H200, and rows that one
-// block holds): block (k, layer of the batch) of a cluster of ns holds strip k, the whole height, and the labels form
-// one union-find over the cluster's distributed shared memory, as a tall strip's in strip_count_cluster_kernel; the
-// cluster's labels are those of one strip of ns * block_rows rows, block k's rows [k, k + 1) * block_rows (the host
-// picks block_rows >= H so that ClusterLabels' division is exact: frame_block_rows). Each block labels its strip as
-// strip mode does (no chunk joins the block above: c.top), then, before the fold, the first column of strip k joins
-// the pixels of S of the last column of strip k - 1 in rows y - 1 .. y + 1 (8-connectivity across the border). The
-// counts, the planes of cmax and what follows (select_kernel with the frame as one region, strip_edges_kernel) are
-// strip mode's; in place of the tile path's labelling in global memory, its border, roots and count passes.
-// A cluster lasts as long as the sum over its phases of the slowest strip's, whatever its low, so every low's cluster
-// takes about as long as the densest one's. Clusters of 16 (512 columns; sm_90 allows them as a non-portable size) were
-// measured slower than the tile path on barbara: an H200 holds 7 such clusters at once, one block a multiprocessor, so
-// C_0.03's 8 lows take two rounds (docs/benchmarks.md, issue 18's fourteenth session).
+// Frame mode on frames whose strips one block holds (H <= StripLimits::block_rows; frame_count_joined_kernel): a block per (strip, low), as strip_count_kernel, labels its strip alone in shared memory
+// (strip_label); the strips of a low are then joined in global memory over their border pixels alone, and each block
+// takes its components' frame maxima back into its shared labels before the count (strip_count_pixels), so that no
+// pixel's label or maximum leaves shared memory (the tile path writes a label plane a low and joins every tile border).
+//   A. The border pixels of S (column 0 of every strip but the first, column 31 of every strip but the last) are the
+//      nodes of a union-find of the low, node 2 y + side of the strip's 2 H: a node's parent is its local root's
+//      representative, the root's smallest node (kept in the root's word as 0xfff - node, bits 8..19, by an
+//      atomicMax), which holds the component's maximum in the strip; parents stay at smaller nodes.
+//   B. Column 0 of each strip merges with column 31 of the strip to its left, rows y - 1 .. y + 1 (y alone where
+//      (y, 31) is in S: its strip joined it to rows y - 1 and y + 1), the lock-free merge in global memory.
+//   C. Each representative folds its maximum into its root's.
+//   D. Each representative's local root takes its frame root's maximum, in its shared word.
+// The ns blocks of a low wait for each other between the phases (low_barrier); a launch's blocks are all resident (a
+// cooperative launch), so the host gives a launch as many lows as the device holds blocks for.
+// nodes: 2 x ns x 2H words a low of the batch (parents, then maxima; after the planes of cmax); sync: a zeroed word a
+// low of the batch. It replaced frame_count_cluster_kernel (frames of up to 8 strips, one cluster a low joined in
+// distributed shared memory; sm_90), 5 % faster at 256x256 but no help beyond 256 columns (docs/benchmarks.md, issue
+// 18's fifteenth session).
+constexpr int kBorderIters = (2 * kStripMaxRows + kStripThreads - 1) / kStripThreads;  // border pixels a thread
+constexpr int kJoinedLaunches = 2;  // the most launches of it a batch of lows (detect_edges_cuda)
+static_assert(2 * kStripMaxRows <= 0xfff, "a strip's border nodes fit the 12 bits of a root's representative");
+
+// The ns blocks of a low at their k-th barrier (k = 1, 2, 3 on the low's zeroed count; target k x ns): returns once
+// all have reached it, each block's writes before it visible to all after it (the release fence and the count, then
+// the acquire load, by thread 0; the block's barriers around them).
+__device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(count, 1u);
+    while (gpu::device::load_acquire(count) < target) __nanosleep(32);
+  }
+  __syncthreads();
+}
+
 __global__ void __launch_bounds__(kStripThreads)
-frame_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* __restrict__ cmax, int block_rows,
-                           uint32_t magic, int cap) {
+frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
+                          uint32_t* __restrict__ nodes, uint32_t* __restrict__ sync) {
   after_previous();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
-  __shared__ uint32_t* part[kMaxClusterBlocks];
-  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  const int K = int(cluster.num_blocks()), k = int(cluster.block_rank()), l = int(blockIdx.y);
-  const int W = p.width, H = p.height, x0 = k * kStripWidth, r0 = k * block_rows;
-  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
-  if (threadIdx.x < K) part[threadIdx.x] = cluster.map_shared_rank(strip_lab, int(threadIdx.x));
-  strip_load(strip_ccl(strip_lab, block_rows, H, 0, H, 0, cap), p.q, W, x0, ls.low[l]);  // image rows 0 .. H - 1
-  cluster.sync();  // the codes and part[] here; every block of the cluster running (its memory mapped)
-  const StripCcl c = strip_ccl(strip_lab, block_rows, H, r0, H, r0, cap);
-  const ClusterLabels L{part, uint32_t(kStripWidth * block_rows), magic};
-  // The strip to the left: its codes (after its labels, as c.codes after ours) and the label of its row y's last pixel.
-  const uint8_t* left = k > 0 ? reinterpret_cast<const uint8_t*>(part[k - 1] + size_t(kStripWidth) * block_rows)
-                              : nullptr;
-  const StripChunk ch = strip_label(c, L, ls.low[l], [&] {
-    if (!left) return;
-    auto left_in = [&](int y) { return y >= 0 && y < H && in_code(left[y * kStripWidth + kStripWidth - 1]); };
-    auto left_label = [&](int y) { return uint32_t((r0 - block_rows + y) * kStripWidth + kStripWidth - 1); };
-    for (int y = int(threadIdx.x); y < H; y += int(blockDim.x)) {
-      if (!in_code(c.codes[y * kStripWidth])) continue;
-      const uint32_t own = uint32_t((r0 + y) * kStripWidth);
-      // (y, 31) on the left joins its neighbours there in rows y - 1 and y + 1 already (its strip's labelling).
+  const int strip = int(blockIdx.x), ns = int(gridDim.x), l = l0 + int(blockIdx.y);
+  const int W = p.width, H = p.height, x0 = strip * kStripWidth;
+  const uint32_t lo = ls.low[l];
+  for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
+  const StripCcl c = strip_ccl(strip_lab, H, H, 0, H, 0, cap);
+  strip_load(c, p.q, W, x0, lo);
+  __syncthreads();
+  const SharedLabels L{strip_lab, 0};
+  const StripChunk ch = strip_label(c, L, lo);
+  // A: this thread's border pixels t = 2 y + side: st[i] is the local root of pixel t = threadIdx.x + i x 1024, kNone
+  // where t is not a node; kRep set where t is its root's representative.
+  constexpr uint32_t kNone = 0xffffffffu, kRep = 0x80000000u;
+  const uint32_t per = uint32_t(ns) * 2u * uint32_t(H), base = uint32_t(strip) * 2u * uint32_t(H);
+  uint32_t* par = nodes + size_t(l) * 2 * per;
+  uint32_t* mxs = par + per;
+  const GlobalLabels G{par};
+  uint32_t st[kBorderIters];
+#pragma unroll
+  for (int i = 0; i < kBorderIters; ++i) {
+    const int t = int(threadIdx.x) + i * kStripThreads, y = t >> 1, side = t & 1;
+    st[i] = kNone;
+    if (y >= H || (side ? strip == ns - 1 : strip == 0)) continue;
+    const int k = y * kStripWidth + (side ? kStripWidth - 1 : 0);
+    if (!in_code(c.codes[k])) continue;
+    const uint32_t w = strip_lab[k];
+    st[i] = (w & kAcc) ? uint32_t(k) : w;
+    atomicMax(strip_lab + st[i], kAcc | ((0xfffu - uint32_t(t)) << 8) | (strip_lab[st[i]] & 0xffu));
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kBorderIters; ++i) {
+    const uint32_t t = threadIdx.x + uint32_t(i) * kStripThreads;
+    if (st[i] == kNone) continue;
+    const uint32_t w = strip_lab[st[i]], first = 0xfffu - ((w >> 8) & 0xfffu);
+    par[base + t] = base + first;
+    if (first == t) {
+      mxs[base + t] = w & 0xffu;
+      st[i] |= kRep;
+    }
+  }
+  low_barrier(sync + l, uint32_t(ns));
+  // B: column 0 against column 31 of the strip to the left (its codes from global memory). (y, 31) on the left joins
+  // its neighbours there in rows y - 1 and y + 1 already.
+  if (strip > 0) {
+    const uint32_t left = base - 2u * uint32_t(H);
+    auto left_in = [&](int y) { return y >= 0 && y < H && in_s(__ldg(p.q + size_t(y) * W + x0 - 1), lo); };
+#pragma unroll
+    for (int i = 0; i < kBorderIters; ++i) {
+      const int t = int(threadIdx.x) + i * kStripThreads, y = t >> 1;
+      if (st[i] == kNone || (t & 1)) continue;
+      const uint32_t own = base + uint32_t(t);
       if (left_in(y)) {
-        merge(L, left_label(y), own);
+        merge(G, left + 2u * uint32_t(y) + 1u, own);
       } else {
-        if (left_in(y - 1)) merge(L, left_label(y - 1), own);
-        if (left_in(y + 1)) merge(L, left_label(y + 1), own);
+        if (left_in(y - 1)) merge(G, left + 2u * uint32_t(y - 1) + 1u, own);
+        if (left_in(y + 1)) merge(G, left + 2u * uint32_t(y + 1) + 1u, own);
       }
     }
-  });
-  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0, 0);
-  cluster.sync();  // no block leaves while another may read its labels
-#else
-  __trap();  // clusters need sm_90: the host never launches this kernel below it
-#endif
+  }
+  low_barrier(sync + l, 2u * uint32_t(ns));
+  // C: the representatives' maxima into their roots'.
+#pragma unroll
+  for (int i = 0; i < kBorderIters; ++i) {
+    const uint32_t node = base + threadIdx.x + uint32_t(i) * kStripThreads;
+    if (st[i] == kNone || !(st[i] & kRep)) continue;
+    const uint32_t top = find_root(G, node);
+    if (top != node) atomicMax(mxs + top, strip_lab[st[i] & ~kRep] & 0xffu);
+  }
+  low_barrier(sync + l, 3u * uint32_t(ns));
+  // D: the frame maxima into the local roots' words (a root has one representative: one writer).
+#pragma unroll
+  for (int i = 0; i < kBorderIters; ++i) {
+    if (st[i] == kNone || !(st[i] & kRep)) continue;
+    const uint32_t r = st[i] & ~kRep, top = find_root(G, base + threadIdx.x + uint32_t(i) * kStripThreads);
+    strip_lab[r] = (strip_lab[r] & ~0xffu) | __ldcg(mxs + top);
+  }
+  __syncthreads();
+  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
 }
 
 // The tile path's pass 1 (tiles of 32 x tile_rows pixels; tile_rows up to StripLimits::block_rows): a block per
@@ -1998,11 +2057,9 @@ struct StripLimits {
   size_t listed_cluster_room = 0;  // strip_count_listed_cluster_kernel's (clusters only), two blocks a multiprocessor
   size_t listed_tile_room = 0;     // ccl_tile_listed_kernel's, two blocks a multiprocessor
   size_t tile_redo_room = 0;       // ccl_tile_redo_kernel's (the device's opt-in limit)
-  // frame_count_cluster_kernel (clusters only): the most blocks a cluster (strips of a frame) with one block a
-  // multiprocessor (8 on an H100 or H200), 0 where it does not run; its dynamic shared memory with one block a
-  // multiprocessor, and with two.
-  int frame_blocks = 0;
-  size_t frame_room = 0, frame_pair_room = 0;
+  // frame_count_joined_kernel (a device with cooperative launches): its dynamic shared memory with one block a
+  // multiprocessor, and with two (0: it does not run).
+  size_t joined_room = 0, joined_pair_room = 0;
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -2106,6 +2163,16 @@ gpu::CudaError strip_limits(StripLimits* out) {
     }
     GPUEC_CUDA_CHECK(cudaFuncSetAttribute(ccl_strip_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           int(size_t(optin) - tile.sharedSizeBytes)));
+    cudaFuncAttributes joined{};
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&joined, frame_count_joined_kernel));
+    int cooperative = 0;
+    GPUEC_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (cooperative && size_t(optin) > joined.sharedSizeBytes && pair_bytes > joined.sharedSizeBytes + reserved) {
+      l.joined_room = size_t(optin) - joined.sharedSizeBytes;
+      l.joined_pair_room = pair_bytes - joined.sharedSizeBytes - size_t(reserved);
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(frame_count_joined_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(l.joined_room)));
+    }
   }
   if (major >= 9) {
     GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
@@ -2124,26 +2191,6 @@ gpu::CudaError strip_limits(StripLimits* out) {
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               int(l.listed_cluster_room)));
       }
-      cudaFuncAttributes frame{};
-      GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&frame, frame_count_cluster_kernel));
-      if (l.block_rows > 0 && size_t(optin) > frame.sharedSizeBytes && pair_bytes > frame.sharedSizeBytes + reserved) {
-        l.frame_room = size_t(optin) - frame.sharedSizeBytes;
-        l.frame_pair_room = pair_bytes - frame.sharedSizeBytes - size_t(reserved);
-        GPUEC_CUDA_CHECK(cudaFuncSetAttribute(frame_count_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              int(l.frame_room)));
-        // The largest cluster of blocks alone on their multiprocessors that the device can place, at most the portable
-        // 8 (a smaller MIG slice may allow fewer); where the query fails, frame mode keeps the tile path (the error is
-        // not sticky: cleared).
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(kMaxClusterBlocks);
-        cfg.blockDim = dim3(kStripThreads);
-        cfg.dynamicSmemBytes = l.frame_pair_room + 1;
-        int most = 0;
-        if (cudaOccupancyMaxPotentialClusterSize(&most, frame_count_cluster_kernel, &cfg) == cudaSuccess)
-          l.frame_blocks = std::min(most, kMaxClusterBlocks);
-        else
-          (void)cudaGetLastError();
-      }
     }
   }
   done.emplace_back(id, l);
@@ -2160,29 +2207,16 @@ gpu::CudaError strip_limits(StripLimits* out) {
 // is above pair_room.
 size_t alone_smem(size_t smem, size_t pair_room) { return std::max(smem, pair_room + 1); }
 
-// The dynamic shared memory of a counting launch of `blocks` blocks that each keep the labels and codes of `room_rows`
-// rows (strip_rows_bytes) and label `rows` of them (strip_count_kernel: the strip; frame_count_cluster_kernel: the
-// frame's height, in blocks of frame_block_rows), and in *list its warps' lists' entries: two blocks a multiprocessor
-// where they fit in pair_room and the blocks outnumber the multiprocessors; else one a multiprocessor (alone_smem),
-// the lists in what room leaves.
-size_t count_smem(int rows, int room_rows, int64_t blocks, size_t room, size_t pair_room, int sms, int* list) {
-  const size_t bytes = strip_rows_bytes(room_rows);
+// The dynamic shared memory of a counting launch of `blocks` blocks that each keep the labels and codes of a strip of
+// `rows` rows (strip_rows_bytes; strip_count_kernel, frame_count_joined_kernel), and in *list its warps' lists'
+// entries: two blocks a multiprocessor where they fit in pair_room and the blocks outnumber the multiprocessors; else
+// one a multiprocessor (alone_smem), the lists in what room leaves.
+size_t count_smem(int rows, int64_t blocks, size_t room, size_t pair_room, int sms, int* list) {
+  const size_t bytes = strip_rows_bytes(rows);
   const bool alone = bytes > pair_room || blocks <= sms;
-  *list = strip_list_cap(rows, (alone ? room : pair_room) - bytes + strip_rows_bytes(rows));  // after room_rows rows
+  *list = strip_list_cap(rows, alone ? room : pair_room);
   const size_t lists = bytes + strip_list_bytes(*list);
   return alone ? alone_smem(lists, pair_room) : lists;
-}
-
-// The rows a block of frame_count_cluster_kernel holds for a frame of H rows in a cluster of K blocks: the fewest from
-// H on for which ClusterLabels' division is exact for every label of the cluster, g < K x 32 x R (g d < 2^32, with
-// d = magic x 32 R - 2^32: 0 where 32 R is a power of two, as for 256 and 512 rows); 0 where none up to `most` is.
-int frame_block_rows(int H, int K, int most) {
-  for (int R = H; R <= most; ++R) {
-    const uint64_t per = uint64_t(kStripWidth) * uint64_t(R);
-    const uint64_t d = uint64_t(cluster_magic(uint32_t(per))) * per - (uint64_t(1) << 32);
-    if ((uint64_t(K) * per - 1) * d < (uint64_t(1) << 32)) return R;
-  }
-  return 0;
 }
 
 // Labels S of every layer of p: passes 1-4 of the tile path. Tiles of 32 columns and at most room.tile_rows rows:
@@ -2299,7 +2333,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   LowSlots slots;
   bool every_plane = true;
   uint8_t* cmax = reinterpret_cast<uint8_t*>(ws.lab);
-  if (mode != ThresholdMode::kFixed) {  // strip mode, and frame mode's clusters (frame_clusters)
+  if (mode != ThresholdMode::kFixed) {  // strip mode, and frame mode's joined strips (frame_joined)
     int k = 0;
     for (int v = 0; v <= kMaxThreshold; ++v) {
       slots.of[v] = int16_t(has_low[v] && size_t(k) < ws.planes ? k : -1);
@@ -2314,21 +2348,38 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
       strips && !block_strips && room.clusters && H <= kMaxClusterBlocks * room.cluster_rows && every_plane;
   const size_t strip_smem = block_strips ? strip_smem_bytes(H) : 0;
   const size_t final_smem = block_strips && !every_plane ? strip_smem : 0;
-  // Frame mode where one cluster holds every strip of the frame (frame_count_cluster_kernel: up to 8 strips, 256
-  // columns) and every pick's low has a plane: strip mode's shared-memory labelling, counts and map instead of the
-  // tile path. Test hook GPUEC_CANNY_FRAME_CLUSTERS=0: the tile path.
-  int frame_rows = 0;
-  if (mode == ThresholdMode::kFrame && every_plane && ns <= room.frame_blocks &&
-      gpu::fail_at_frame("GPUEC_CANNY_FRAME_CLUSTERS") != 0)
-    frame_rows = frame_block_rows(H, ns, std::min(room.block_rows, int(room.frame_room / strip_rows_bytes(1))));
-  const bool frame_clusters = frame_rows > 0;
+  // Frame mode where one block holds a strip and every pick's low has a plane (frame_count_joined_kernel): strip mode's
+  // labelling in shared memory, the strips of a low joined over their border pixels in global memory, strip mode's
+  // counts, planes and map; where the device holds a low's blocks at once (ns at most the multiprocessors times the
+  // blocks a multiprocessor), the lows are one batch, their nodes (4 H words a strip and low, frames of 2 strips or
+  // more) fit after their planes of cmax in the label planes' memory, and at most kJoinedLaunches launches take all the
+  // lows (a launch lasts as long as its slowest strip: at 1080p, 2 lows of 60 strips a launch, 4 launches for C_0.03,
+  // the tile path was faster). Otherwise the tile path. Test hook GPUEC_CANNY_FRAME_JOINED=N: at most N launches
+  // instead of kJoinedLaunches (0: the tile path).
+  int nlows = 0;
+  for (int v = 1; v <= kMaxThreshold; ++v) nlows += has_low[v];
+  int joined_lows = 0, joined_list = 0;  // the lows a launch of frame_count_joined_kernel takes (0: not launched)
+  size_t joined_smem = 0;
+  const size_t node_bytes = ns > 1 ? 16 * size_t(ns) * size_t(H) * size_t(nlows) : 0;
+  const long long joined_hook = gpu::fail_at_frame("GPUEC_CANNY_FRAME_JOINED");
+  const long long launches = joined_hook >= 0 ? joined_hook : kJoinedLaunches;
+  if (mode == ThresholdMode::kFrame && every_plane && room.joined_room > 0 && H <= room.block_rows &&
+      nlows <= kMaxStripLayers && align256(size_t(nlows) * W * H) + node_bytes <= ws.planes * W * H && launches > 0) {
+    joined_smem = count_smem(H, int64_t(ns) * nlows, room.joined_room, room.joined_pair_room, room.sms, &joined_list);
+    int per_sm = 0;
+    GPUEC_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, frame_count_joined_kernel, kStripThreads, joined_smem));
+    const int lows = per_sm * room.sms / ns;
+    if (lows > 0 && (nlows + lows - 1) / lows <= launches) joined_lows = lows;
+  }
+  const bool frame_joined = joined_lows > 0;
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
   const int zero_words = int(hist_words(size_t(ns)));  // the redo marks too: the tile path's listed tiles mark
   if (const gpu::CudaError e =
           launch_codes(W, H, nullptr, W, mode == ThresholdMode::kFixed ? nullptr : ws.gh, ws.q,
-                       block_strips || cluster_strips || frame_clusters ? ws.sm : nullptr, zero_words, ws, stream))
+                       block_strips || cluster_strips || frame_joined ? ws.sm : nullptr, zero_words, ws, stream))
     return e;
   const dim3 block(kTileX, kTileY);
   const dim3 grid((W + kTileX - 1) / kTileX, (H + kTileY - 1) / kTileY);
@@ -2359,7 +2410,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // and F) travels in the kernel parameters. The strip kernels take the smallest lows first (their blocks,
     // the densest sets, start in the first wave); the tile path the largest first, so that its last batch,
     // the smallest lows (the likeliest picks), stays in its label planes for the final pass (CclParams::kept).
-    const bool smem_strips = block_strips || cluster_strips || frame_clusters;
+    const bool smem_strips = block_strips || cluster_strips || frame_joined;
     const int per_batch = smem_strips ? kMaxStripLayers : ws.layers;  // C_0.01's 25 lows: one launch of strips
     // Clusters: K blocks of R rows each, the strip's rows split evenly.
     const int K = cluster_strips ? (H + room.cluster_rows - 1) / room.cluster_rows : 1, R = (H + K - 1) / K;
@@ -2372,8 +2423,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         const int r = (H + k - 1) / k, c = listed_cap(r, room.listed_cluster_room, k);
         if (r <= 2048 && listed_fits(r, c)) LK = k, LR = r, lcap_k = c;
       }
-    int nlows = 0;
-    for (int v = 1; v <= kMaxThreshold; ++v) nlows += has_low[v];
     // The tile path's first batch takes the remainder, so that the kept last batch is a full one.
     int cap = smem_strips || nlows % per_batch == 0 ? per_batch : nlows % per_batch;
     // The batch: strip mode's kernels take it whole (p.layers stays zero, p.kept 0), the tile path's kernels get it
@@ -2417,7 +2466,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         } else {
           int list = 0;
           const size_t smem =
-              count_smem(H, H, int64_t(ns) * ls.n, room.count_room, room.count_pair_room, room.sms, &list);
+              count_smem(H, int64_t(ns) * ls.n, room.count_room, room.count_pair_room, room.sms, &list);
           GPUEC_CUDA_CHECK(gpu::launch_pdl({count_grid, kStripThreads, smem, stream}, strip_count_kernel, p, ls, ws.sm,
                                            cmax, list));
         }
@@ -2444,14 +2493,17 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                                            strip_count_cluster_kernel, p, ls, ws.sm, cmax, R, magic, list,
                                            static_cast<const uint32_t*>(nullptr)));
         }
-      } else if (frame_clusters) {
-        int list = 0;
-        const size_t smem =
-            count_smem(H, frame_rows, int64_t(ns) * ls.n, room.frame_room, room.frame_pair_room, room.sms, &list);
-        const dim3 clusters(unsigned(ns), unsigned(ls.n));  // a cluster of ns blocks a low
-        const uint32_t magic = cluster_magic(uint32_t(kStripWidth * frame_rows));
-        GPUEC_CUDA_CHECK(gpu::launch_pdl({clusters, kStripThreads, smem, stream, unsigned(ns)},
-                                         frame_count_cluster_kernel, p, ls, ws.sm, cmax, frame_rows, magic, list));
+      } else if (frame_joined) {
+        // As strip_count_kernel, in cooperative launches of joined_lows lows (a low's blocks wait for each other).
+        uint32_t* nodes = reinterpret_cast<uint32_t*>(cmax + align256(size_t(nlows) * W * H));
+        uint32_t* sync = frame_sync(ws.redo, size_t(ns));
+        for (int l0 = 0; l0 < ls.n; l0 += joined_lows) {
+          gpu::LaunchShape shape{dim3(unsigned(ns), unsigned(std::min(joined_lows, ls.n - l0))), kStripThreads,
+                                 joined_smem, stream};
+          shape.cooperative = true;
+          GPUEC_CUDA_CHECK(gpu::launch_pdl(shape, frame_count_joined_kernel, p, ls, l0, ws.sm, cmax, joined_list,
+                                           nodes, sync));
+        }
       } else {
         if (const gpu::CudaError e = run_ccl(p, p.layers.n, room, roots, ws.redo, hook, stream)) return e;
         // 8, 16 or 32 rows a block: the most that still leaves about 1024 blocks (2160p: 32, 1080p: 32, 512: 8).

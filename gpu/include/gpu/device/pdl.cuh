@@ -25,12 +25,14 @@ __device__ __forceinline__ void pdl_trigger() {
 }
 
 // A launch's shape: grid, block, dynamic shared memory, stream and, where cluster > 0, clusters of `cluster`
-// blocks along x.
+// blocks along x; cooperative: every block of the grid resident at once (a cooperative launch: blocks may wait for
+// each other; the grid must fit the device, cudaOccupancyMaxActiveBlocksPerMultiprocessor).
 struct LaunchShape {
   dim3 grid, block;
   size_t smem = 0;
   cudaStream_t stream = nullptr;
   unsigned cluster = 0;
+  bool cooperative = false;
 };
 
 // Launches kernel<<<s.grid, s.block, s.smem, s.stream>>>(args...) allowed to overlap the end of the kernel before it.
@@ -41,17 +43,22 @@ inline cudaError_t launch_pdl(const LaunchShape& s, void (*kernel)(Params...), A
   cfg.blockDim = s.block;
   cfg.dynamicSmemBytes = s.smem;
   cfg.stream = s.stream;
-  cudaLaunchAttribute attr[2]{};
+  cudaLaunchAttribute attr[3]{};
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   if (s.cluster > 0) {
-    attr[1].id = cudaLaunchAttributeClusterDimension;
-    attr[1].val.clusterDim.x = s.cluster;
-    attr[1].val.clusterDim.y = 1;
-    attr[1].val.clusterDim.z = 1;
-    cfg.numAttrs = 2;
+    attr[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+    attr[cfg.numAttrs].val.clusterDim.x = s.cluster;
+    attr[cfg.numAttrs].val.clusterDim.y = 1;
+    attr[cfg.numAttrs].val.clusterDim.z = 1;
+    ++cfg.numAttrs;
+  }
+  if (s.cooperative) {
+    attr[cfg.numAttrs].id = cudaLaunchAttributeCooperative;
+    attr[cfg.numAttrs].val.cooperative = 1;
+    ++cfg.numAttrs;
   }
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
