@@ -41,7 +41,7 @@
 // phases (a barrier on a counter; a cooperative launch, so that a low's blocks are all resident, of as many lows as
 // the device holds blocks for). Then the planes, one histogram for the frame and the map as in strip mode. Used where
 // at most 2 such launches take all the lows: on an H100 or H200, C_0.03 (8 lows) up to 2112 columns below about 720
-// rows (two blocks a multiprocessor) and 1056 above, C_0.01 (25 lows) up to 640 and 320 columns; not at 1080p, where
+// rows (two blocks a multiprocessor) and 1056 above, C_0.01 (24 lows) up to 704 and 352 columns; not at 1080p, where
 // C_0.03 would take 4 launches of 2 lows of 60 strips, slower than the tile path (each launch waits for its slowest
 // strip). The default build's compute_75 PTX runs it too (no cluster). Taller
 // strips, those cases, and other frames in frame mode (the tile path): tiles of 32 columns and as many rows as a block

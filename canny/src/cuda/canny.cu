@@ -127,7 +127,7 @@ uint32_t* frame_sync(uint32_t* redo, size_t ns) { return redo + redo_any(ns) + 1
 // 17 beyond (for frames at least 8 pixels wide: narrower ones need more for the tile path's bit rows,
 // tile_root_words).
 // In strip mode the same memory holds one byte plane of component maxima per low: 32 up to 16 Mpixels, which
-// covers C_0.01's 25 lows.
+// covers C_0.01's 24 lows.
 int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 4 : 1); }
 
 // The tile path's bit rows of tile roots: a word per row of a strip and label plane.
@@ -2411,7 +2411,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // the densest sets, start in the first wave); the tile path the largest first, so that its last batch,
     // the smallest lows (the likeliest picks), stays in its label planes for the final pass (CclParams::kept).
     const bool smem_strips = block_strips || cluster_strips || frame_joined;
-    const int per_batch = smem_strips ? kMaxStripLayers : ws.layers;  // C_0.01's 25 lows: one launch of strips
+    const int per_batch = smem_strips ? kMaxStripLayers : ws.layers;  // C_0.01's 24 lows: one launch of strips
     // Clusters: K blocks of R rows each, the strip's rows split evenly.
     const int K = cluster_strips ? (H + room.cluster_rows - 1) / room.cluster_rows : 1, R = (H + K - 1) / K;
     const int step = smem_strips ? 1 : -1;
