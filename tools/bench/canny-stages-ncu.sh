@@ -13,7 +13,7 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 [ -x "$ncu" ] || { echo "$0: ncu not found" >&2; exit 2; }
 status=0
 for img in cameraman_256 barbara synthetic_1920 synthetic_3840; do
-  for cfg in "strip C_0.03" "strip C_0.01" "frame C_0.03"; do
+  for cfg in "strip C_0.03" "strip C_0.01" "frame C_0.03" "frame C_0.01"; do
     tag="${img}_${cfg// /_}"
     timeout 300 "$ncu" --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
       "$bundle/bin/canny-bench-gpu" --image "$img" --config "$cfg" --repeats 5 --warmup 1 --cpu-repeats 0 \

@@ -60,7 +60,7 @@ def main():
         stages = [sum(k.get(n, 0.0) for n in ks) for _, ks in STAGES]
         rows.append((size, cfg.replace("_", " ", 1), stages, sum(stages)))
     order = {"256x256": 0, "512x512": 1, "1920x1080": 2, "3840x2160": 3}
-    corder = {"strip C_0.03": 0, "strip C_0.01": 1, "frame C_0.03": 2}
+    corder = {"strip C_0.03": 0, "strip C_0.01": 1, "frame C_0.03": 2, "frame C_0.01": 3}
     rows.sort(key=lambda r: (order.get(r[0], 9), corder.get(r[1], 9)))
     used = [i for i in range(len(STAGES)) if any(r[2][i] > 0 for r in rows)]
     print("| size | config | " + " | ".join(STAGES[i][0] for i in used) + " | total µs |")
