@@ -1539,8 +1539,8 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
 #endif
 }
 
-// Frame mode on frames whose strips one block holds (H <= StripLimits::block_rows; frame_count_joined_kernel): a block per (strip, low), as strip_count_kernel, labels its strip alone in shared memory
-// (strip_label); the strips of a low are then joined in global memory over their border pixels alone, and each block
+// Frame mode on frames whose strips one block holds (H <= StripLimits::block_rows; frame_count_joined_kernel): a block
+// per (strip, low), as strip_count_kernel, labels its strip alone in shared memory (strip_label); the strips of a low are then joined in global memory over their border pixels alone, and each block
 // takes its components' frame maxima back into its shared labels before the count (strip_count_pixels), so that no
 // pixel's label or maximum leaves shared memory (the tile path writes a label plane a low and joins every tile border).
 //   A. The border pixels of S (column 0 of every strip but the first, column 31 of every strip but the last) are the
@@ -1555,8 +1555,8 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
 // cooperative launch), so the host gives a launch as many lows as the device holds blocks for.
 // nodes: 2 x ns x 2H words a low of the batch (parents, then maxima; after the planes of cmax); sync: a zeroed word a
 // low of the batch. It replaced frame_count_cluster_kernel (frames of up to 8 strips, one cluster a low joined in
-// distributed shared memory; sm_90), 5 % faster at 256x256 but no help beyond 256 columns (docs/benchmarks.md, issue
-// 18's fifteenth session).
+// distributed shared memory; sm_90), which took as long at 256x256 (ncu 23.2 against 23.3 µs) and could not go beyond
+// 256 columns (docs/benchmarks.md, issue 18's fifteenth session).
 constexpr int kBorderIters = (2 * kStripMaxRows + kStripThreads - 1) / kStripThreads;  // border pixels a thread
 constexpr int kJoinedLaunches = 2;  // the most launches of it a batch of lows (detect_edges_cuda)
 static_assert(2 * kStripMaxRows <= 0xfff, "a strip's border nodes fit the 12 bits of a root's representative");
