@@ -1540,9 +1540,10 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
 }
 
 // Frame mode on frames whose strips one block holds (H <= StripLimits::block_rows; frame_count_joined_kernel): a block
-// per (strip, low), as strip_count_kernel, labels its strip alone in shared memory (strip_label); the strips of a low are then joined in global memory over their border pixels alone, and each block
-// takes its components' frame maxima back into its shared labels before the count (strip_count_pixels), so that no
-// pixel's label or maximum leaves shared memory (the tile path writes a label plane a low and joins every tile border).
+// per (strip, low), as strip_count_kernel, labels its strip alone in shared memory (strip_label); the strips of a low
+// are then joined in global memory over their border pixels alone, and each block takes its components' frame maxima
+// back into its shared labels before the count (strip_count_pixels), so that no pixel's label or maximum leaves shared
+// memory (the tile path writes a label plane a low and joins every tile border).
 //   A. The border pixels of S (column 0 of every strip but the first, column 31 of every strip but the last) are the
 //      nodes of a union-find of the low, node 2 y + side of the strip's 2 H: a node's parent is its local root's
 //      representative, the root's smallest node (kept in the root's word as 0xfff - node, bits 8..19, by an
