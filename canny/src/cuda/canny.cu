@@ -2059,8 +2059,10 @@ struct StripLimits {
   size_t listed_tile_room = 0;     // ccl_tile_listed_kernel's, two blocks a multiprocessor
   size_t tile_redo_room = 0;       // ccl_tile_redo_kernel's (the device's opt-in limit)
   // frame_count_joined_kernel (a device with cooperative launches): its dynamic shared memory with one block a
-  // multiprocessor, and with two (0: it does not run).
+  // multiprocessor, and with two (0: it does not run); the blocks a multiprocessor holds with joined_pair_room (2 on an
+  // H100 or H200: its threads allow no more; with more than joined_pair_room, 1).
   size_t joined_room = 0, joined_pair_room = 0;
+  int joined_pair_blocks = 0;
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -2173,6 +2175,8 @@ gpu::CudaError strip_limits(StripLimits* out) {
       l.joined_pair_room = pair_bytes - joined.sharedSizeBytes - size_t(reserved);
       GPUEC_CUDA_CHECK(cudaFuncSetAttribute(frame_count_joined_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             int(l.joined_room)));
+      GPUEC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.joined_pair_blocks, frame_count_joined_kernel,
+                                                                     kStripThreads, l.joined_pair_room));
     }
   }
   if (major >= 9) {
@@ -2362,14 +2366,13 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   int joined_lows = 0, joined_list = 0;  // the lows a launch of frame_count_joined_kernel takes (0: not launched)
   size_t joined_smem = 0;
   const size_t node_bytes = ns > 1 ? 16 * size_t(ns) * size_t(H) * size_t(nlows) : 0;
+  const size_t node_offset = align256(size_t(nlows) * W * H);  // the nodes in cmax's memory, after the lows' planes
   const long long joined_hook = gpu::fail_at_frame("GPUEC_CANNY_FRAME_JOINED");
   const long long launches = joined_hook >= 0 ? joined_hook : kJoinedLaunches;
   if (mode == ThresholdMode::kFrame && every_plane && room.joined_room > 0 && H <= room.block_rows &&
-      nlows <= kMaxStripLayers && align256(size_t(nlows) * W * H) + node_bytes <= ws.planes * W * H && launches > 0) {
+      nlows <= kMaxStripLayers && node_offset + node_bytes <= ws.planes * W * H && launches > 0) {
     joined_smem = count_smem(H, int64_t(ns) * nlows, room.joined_room, room.joined_pair_room, room.sms, &joined_list);
-    int per_sm = 0;
-    GPUEC_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, frame_count_joined_kernel, kStripThreads, joined_smem));
+    const int per_sm = joined_smem > room.joined_pair_room ? 1 : room.joined_pair_blocks;  // no query a call
     const int lows = per_sm * room.sms / ns;
     if (lows > 0 && (nlows + lows - 1) / lows <= launches) joined_lows = lows;
   }
@@ -2496,7 +2499,7 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         }
       } else if (frame_joined) {
         // As strip_count_kernel, in cooperative launches of joined_lows lows (a low's blocks wait for each other).
-        uint32_t* nodes = reinterpret_cast<uint32_t*>(cmax + align256(size_t(nlows) * W * H));
+        uint32_t* nodes = reinterpret_cast<uint32_t*>(cmax + node_offset);
         uint32_t* sync = frame_sync(ws.redo, size_t(ns));
         for (int l0 = 0; l0 < ls.n; l0 += joined_lows) {
           gpu::LaunchShape shape{dim3(unsigned(ns), unsigned(std::min(joined_lows, ls.n - l0))), kStripThreads,
