@@ -10,8 +10,9 @@
 // spins for about 200 µs before the first event, so that the host has enqueued the whole call when the GPU reaches
 // it. The plain time (gpu_us) includes what the host takes until each launch reaches the GPU (the GPU idles until the
 // call's first launch); gpu_us - queued_us is that part.
+// --synthetic WxH: also a synthetic frame of that size (seed 3), e.g. 1024x1024 for the frame path's launch rule.
 // usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--queued] [--image SUB]...
-//                        [--config SUB]...
+//                        [--config SUB]... [--synthetic WxH]...
 // Output: one row per image and configuration (µs), the GPU/CPU ratio; exit 0 ok, 1 mismatch, 2 usage/IO,
 // 3 CUDA error.
 #include <cuda_runtime.h>
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "canny/canny.h"
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   float sigma = 1.0f;
   bool queued = false;
   std::vector<std::string> only_images, only_configs;  // substrings; empty: all
+  std::vector<std::pair<int, int>> extra_sizes;         // --synthetic
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
@@ -60,12 +63,21 @@ int main(int argc, char** argv) {
     else if (a == "--queued") queued = true;
     else if (a == "--image" && has) only_images.push_back(argv[++i]);
     else if (a == "--config" && has) only_configs.push_back(argv[++i]);
-    else {
+    else if (a == "--synthetic" && has) {
+      int w = 0, h = 0;
+      char tail = 0;
+      if (std::sscanf(argv[++i], "%dx%d%c", &w, &h, &tail) != 2 || w < 8 || h < 8 || w > 8192 || h > 8192) {
+        std::fprintf(stderr, "canny-bench-gpu: --synthetic wants WxH, 8 to 8192 each (got '%s')\n", argv[i]);
+        return kExitUsage;
+      }
+      extra_sizes.emplace_back(w, h);
+    } else {
       std::fprintf(stderr,
                    "usage: canny-bench-gpu [--repeats R] [--warmup W] [--cpu-repeats C] [--sigma S] [--queued] "
-                   "[--image SUB]... [--config SUB]...\n"
+                   "[--image SUB]... [--config SUB]... [--synthetic WxH]...\n"
                    "  --image/--config: only the images/configs whose name contains SUB "
-                   "(e.g. --image barbara --config 'strip C_0.03'), for profiling one case\n");
+                   "(e.g. --image barbara --config 'strip C_0.03'), for profiling one case\n"
+                   "  --synthetic WxH: also a synthetic frame of that size\n");
       return kExitUsage;
     }
   }
@@ -73,6 +85,8 @@ int main(int argc, char** argv) {
 
   std::vector<Image> images =
       canny_bench::benchmark_images({"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"});
+  for (const auto& [w, h] : extra_sizes)
+    images.push_back(canny_bench::synthetic("synthetic_" + std::to_string(w) + "x" + std::to_string(h), w, h, 3));
   auto selected = [](const std::vector<std::string>& subs, const std::string& name) {
     if (subs.empty()) return true;
     for (const std::string& s : subs)
