@@ -1219,9 +1219,16 @@ __device__ void strip_count_pixels(const StripCcl& c, const StripChunk& ch, cons
 // Counting pass: block (strip, layer of the batch); SM (zeroed by the caller) gets F_low(maxA) - F_low(A).
 // With a slot for the layer's low, plane `slot` of cmax (W x H bytes each) gets maxA of the pixel's
 // component for the pixels of S, 0 elsewhere: the final pass reads its edge map from it.
-// One (strip, layer) pair of the counting pass in a block (strip_count_kernel, strip_count_redo_kernel).
+// One (strip, layer) pair of the counting pass in a block (strip_count_kernel, strip_count_redo_kernel,
+// frame_count_joined_kernel). join(c): between the labelling and the count, every thread (frame_count_joined_kernel:
+// the strips' joins, ending with a barrier); nothing in strip mode.
+struct NoJoin {
+  __device__ __forceinline__ void operator()(const StripCcl&) const {}
+};
+template <class Join = NoJoin>
 __device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers& ls, uint16_t* sm, uint8_t* cmax,
-                                           int cap, int strip, int l, uint32_t* strip_lab, uint16_t* f) {
+                                           int cap, int strip, int l, uint32_t* strip_lab, uint16_t* f,
+                                           Join join = {}) {
   const int W = p.width, x0 = strip * kStripWidth;
   for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
   const StripCcl c = strip_ccl(strip_lab, p.height, p.height, 0, p.height, 0, cap);
@@ -1229,6 +1236,7 @@ __device__ __forceinline__ void count_pair(const CclParams& p, const StripLayers
   __syncthreads();
   const SharedLabels L{strip_lab, 0};
   const StripChunk ch = strip_label(c, L, ls.low[l]);
+  join(c);
   strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
 }
 __global__ void __launch_bounds__(kStripThreads)
@@ -1582,14 +1590,9 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
   extern __shared__ uint32_t strip_lab[];
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int strip = int(blockIdx.x), ns = int(gridDim.x), l = l0 + int(blockIdx.y);
+  count_pair(p, ls, sm, cmax, cap, strip, l, strip_lab, f, [&](const StripCcl& c) {
   const int W = p.width, H = p.height, x0 = strip * kStripWidth;
   const uint32_t lo = ls.low[l];
-  for (int k = threadIdx.x; k <= kMaxThreshold; k += blockDim.x) f[k] = ls.f[l][k];
-  const StripCcl c = strip_ccl(strip_lab, H, H, 0, H, 0, cap);
-  strip_load(c, p.q, W, x0, lo);
-  __syncthreads();
-  const SharedLabels L{strip_lab, 0};
-  const StripChunk ch = strip_label(c, L, lo);
   // A: this thread's border pixels t = 2 y + side: st[i] is the local root of pixel t = threadIdx.x + i x 1024, kNone
   // where t is not a node; kRep set where t is its root's representative.
   constexpr uint32_t kNone = 0xffffffffu, kRep = 0x80000000u;
@@ -1658,7 +1661,7 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     strip_lab[r] = (strip_lab[r] & ~0xffu) | __ldcg(mxs + top);
   }
   __syncthreads();
-  strip_count_pixels(c, ch, L, p, ls.slot[l], f, sm, cmax, x0);
+  });
 }
 
 // The tile path's pass 1 (tiles of 32 x tile_rows pixels; tile_rows up to StripLimits::block_rows): a block per
