@@ -91,7 +91,8 @@ __device__ __forceinline__ void sm_add(uint16_t* sm, size_t i, uint32_t add) {
 
 // The redo marks (Workspace::redo): pair (strip, layer of the batch) at redo_mark(strip, layer), and for ns strips the
 // word after every mark, redo_any(ns), set with any mark. A mark is the batch's tag (LayersOf::tag: its index + 1),
-// so that a later batch's redo never takes an earlier batch's marks (nothing clears them within a call).
+// so that a later batch's redo never takes an earlier batch's marks (nothing clears them within a call). In frame
+// mode frame_count_joined_kernel, where no listed kernel runs, takes the marks as its flags (a strip's phase A done).
 template <class T>
 __host__ __device__ constexpr T redo_mark(T strip, T layer) {
   return strip * T(kMaxStripLayers) + layer;
@@ -1557,20 +1558,28 @@ strip_count_cluster_kernel(CclParams p, StripLayers ls, uint16_t* sm, uint8_t* _
 //      representative, the root's smallest node (kept in the root's word as 0xfff - node, bits 8..19, by an
 //      atomicMax), which holds the component's maximum in the strip; parents stay at smaller nodes.
 //   B. Column 0 of each strip merges with column 31 of the strip to its left, rows y - 1 .. y + 1 (y alone where
-//      (y, 31) is in S: its strip joined it to rows y - 1 and y + 1), the lock-free merge in global memory.
+//      (y, 31) is in S: its strip joined it to rows y - 1 and y + 1), the lock-free merge in global memory, between
+//      representatives; a row skips the merge the row above makes (the same two components meet row after row along
+//      a border, and their merges all contended for one root's word).
 //   C. Each representative folds its maximum into its root's.
 //   D. Each representative's local root takes its frame root's maximum, in its shared word.
-// The ns blocks of a low wait for each other between the phases (low_barrier); a launch's blocks are all resident (a
-// cooperative launch), so the host gives a launch as many lows as the device holds blocks for.
+// A strip starts B once its left neighbour has published A (a flag a strip and low): a node further left is reached
+// only through a parent that its own strip's B wrote after that strip's neighbour's A. The ns blocks of a low then
+// wait for each other after B and after C (low_barrier); a launch's blocks are all resident (a cooperative launch), so
+// the host gives a launch as many lows as the device holds blocks for. No state is kept across the phases (each
+// recomputes a node's local root from shared memory): the kernel stays within the 32 registers a thread that two
+// blocks a multiprocessor allow, without spilling.
 // nodes: 2 x ns x 2H words a low of the batch (parents, then maxima; after the planes of cmax); sync: a zeroed word a
-// low of the batch. It replaced frame_count_cluster_kernel (frames of up to 8 strips, one cluster a low joined in
-// distributed shared memory; sm_90), which took as long at 256x256 (ncu 23.2 against 23.3 µs) and could not go beyond
-// 256 columns (docs/benchmarks.md, issue 18's fifteenth session).
-constexpr int kBorderIters = (2 * kStripMaxRows + kStripThreads - 1) / kStripThreads;  // border pixels a thread
+// low of the batch (frame_sync), after the zeroed redo marks, which are the flags here (no listed kernel runs in this
+// mode). Against the three barriers, with the merges of B between nodes and a node's root kept in registers across the
+// phases, 0.91-0.96x the GPU time of a frame at 512x512 to 1024x1024 (docs/benchmarks.md, issue 18's sixteenth
+// session). It replaced frame_count_cluster_kernel (frames of up to 8 strips, one cluster a low joined in distributed
+// shared memory; sm_90), which took as long at 256x256 (ncu 23.2 against 23.3 µs) and could not go beyond 256 columns
+// (the fifteenth session).
 constexpr int kJoinedLaunches = 2;  // the most launches of it a batch of lows (detect_edges_cuda)
 static_assert(2 * kStripMaxRows <= 0xfff, "a strip's border nodes fit the 12 bits of a root's representative");
 
-// The ns blocks of a low at their k-th barrier (k = 1, 2, 3 on the low's zeroed count; target k x ns): returns once
+// The ns blocks of a low at their k-th barrier (k = 1, 2 on the low's zeroed count; target k x ns): returns once
 // all have reached it, each block's writes before it visible to all after it (the release fence and the count, then
 // the acquire load, by thread 0; the block's barriers around them).
 __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
@@ -1591,76 +1600,93 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int strip = int(blockIdx.x), ns = int(gridDim.x), l = l0 + int(blockIdx.y);
   count_pair(p, ls, sm, cmax, cap, strip, l, strip_lab, f, [&](const StripCcl& c) {
-  const int W = p.width, H = p.height, x0 = strip * kStripWidth;
-  const uint32_t lo = ls.low[l];
-  // A: this thread's border pixels t = 2 y + side: st[i] is the local root of pixel t = threadIdx.x + i x 1024, kNone
-  // where t is not a node; kRep set where t is its root's representative.
-  constexpr uint32_t kNone = 0xffffffffu, kRep = 0x80000000u;
-  const uint32_t per = uint32_t(ns) * 2u * uint32_t(H), base = uint32_t(strip) * 2u * uint32_t(H);
-  uint32_t* par = nodes + size_t(l) * 2 * per;
-  uint32_t* mxs = par + per;
-  const GlobalLabels G{par};
-  uint32_t st[kBorderIters];
-#pragma unroll
-  for (int i = 0; i < kBorderIters; ++i) {
-    const int t = int(threadIdx.x) + i * kStripThreads, y = t >> 1, side = t & 1;
-    st[i] = kNone;
-    if (y >= H || (side ? strip == ns - 1 : strip == 0)) continue;
-    const int k = y * kStripWidth + (side ? kStripWidth - 1 : 0);
-    if (!in_code(c.codes[k])) continue;
-    const uint32_t w = strip_lab[k];
-    st[i] = (w & kAcc) ? uint32_t(k) : w;
-    atomicMax(strip_lab + st[i], kAcc | ((0xfffu - uint32_t(t)) << 8) | (strip_lab[st[i]] & 0xffu));
-  }
-  __syncthreads();
-#pragma unroll
-  for (int i = 0; i < kBorderIters; ++i) {
-    const uint32_t t = threadIdx.x + uint32_t(i) * kStripThreads;
-    if (st[i] == kNone) continue;
-    const uint32_t w = strip_lab[st[i]], first = 0xfffu - ((w >> 8) & 0xfffu);
-    par[base + t] = base + first;
-    if (first == t) {
-      mxs[base + t] = w & 0xffu;
-      st[i] |= kRep;
+    const int W = p.width, H = p.height, x0 = strip * kStripWidth;
+    const uint32_t lo = ls.low[l];
+    const uint32_t per = uint32_t(ns) * 2u * uint32_t(H), base = uint32_t(strip) * 2u * uint32_t(H);
+    uint32_t* par = nodes + size_t(l) * 2 * per;
+    uint32_t* mxs = par + per;
+    const GlobalLabels G{par};
+    constexpr uint32_t kNone = 0xffffffffu;
+    // Border pixel t = 2 y + side of this strip: its local root in *r (strip_lab's index) where it is a node; no state
+    // kept across the phases (the kernel runs at 32 registers a thread, for two blocks a multiprocessor).
+    auto node_root = [&](int t, uint32_t* r) {
+      const int y = t >> 1, side = t & 1;
+      if (y >= H || (side ? strip == ns - 1 : strip == 0)) return false;
+      const int k = y * kStripWidth + (side ? kStripWidth - 1 : 0);
+      if (!in_code(c.codes[k])) return false;
+      const uint32_t w = strip_lab[k];
+      *r = (w & kAcc) ? uint32_t(k) : w;
+      return true;
+    };
+    auto first_of = [&](uint32_t r) { return 0xfffu - ((strip_lab[r] >> 8) & 0xfffu); };  // after A
+    // A: each node marks its local root with the smallest node (the representative), which writes the root's maximum.
+    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+      uint32_t r;
+      if (node_root(t, &r)) atomicMax(strip_lab + r, kAcc | ((0xfffu - uint32_t(t)) << 8) | (strip_lab[r] & 0xffu));
     }
-  }
-  low_barrier(sync + l, uint32_t(ns));
-  // B: column 0 against column 31 of the strip to the left (its codes from global memory). (y, 31) on the left joins
-  // its neighbours there in rows y - 1 and y + 1 already.
-  if (strip > 0) {
-    const uint32_t left = base - 2u * uint32_t(H);
-    auto left_in = [&](int y) { return y >= 0 && y < H && in_s(__ldg(p.q + size_t(y) * W + x0 - 1), lo); };
-#pragma unroll
-    for (int i = 0; i < kBorderIters; ++i) {
-      const int t = int(threadIdx.x) + i * kStripThreads, y = t >> 1;
-      if (st[i] == kNone || (t & 1)) continue;
-      const uint32_t own = base + uint32_t(t);
-      if (left_in(y)) {
-        merge(G, left + 2u * uint32_t(y) + 1u, own);
-      } else {
-        if (left_in(y - 1)) merge(G, left + 2u * uint32_t(y - 1) + 1u, own);
-        if (left_in(y + 1)) merge(G, left + 2u * uint32_t(y + 1) + 1u, own);
+    __syncthreads();
+    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+      uint32_t r;
+      if (!node_root(t, &r)) continue;
+      const uint32_t first = first_of(r);
+      par[base + t] = base + first;
+      if (first == uint32_t(t)) mxs[base + t] = strip_lab[r] & 0xffu;
+    }
+    // Publish A, then wait for the left neighbour's (the flags: the redo marks).
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint32_t* flag = sync - 1 - redo_any(uint32_t(ns)) + redo_mark(uint32_t(strip), uint32_t(l));  // frame_sync
+      __threadfence();
+      gpu::device::store_release(flag, 1u);
+      if (strip > 0)
+        while (!gpu::device::load_acquire(flag - kMaxStripLayers)) __nanosleep(32);
+    }
+    __syncthreads();
+    // B: column 0 against column 31 of the strip to the left (its codes from global memory). (y, 31) on the left joins
+    // its neighbours there in rows y - 1 and y + 1 already. Between representatives (the left nodes' parents); a row
+    // skips its first merge where the row above (lane - 2) makes the same one.
+    if (strip > 0) {
+      const uint32_t left = base - 2u * uint32_t(H);
+      auto left_in = [&](int y) { return y >= 0 && y < H && in_s(__ldg(p.q + size_t(y) * W + x0 - 1), lo); };
+      auto left_rep = [&](int y) { return __ldcg(par + left + 2u * uint32_t(y) + 1u); };
+      const int lane = int(threadIdx.x % 32u);
+      for (int t0 = 0; t0 < 2 * H; t0 += kStripThreads) {  // the whole warp in every round (the shuffles)
+        const int t = t0 + int(threadIdx.x), y = t >> 1;
+        uint32_t own = kNone, a = kNone, r;  // this row's representative and the first left one it meets
+        bool below = false;                  // (y, 31) on the left off S: also (y + 1, 31)
+        if (!(t & 1) && node_root(t, &r)) {
+          own = base + first_of(r);
+          if (left_in(y)) {
+            a = left_rep(y);
+          } else {
+            if (left_in(y - 1)) a = left_rep(y - 1);
+            below = true;
+          }
+        }
+        const uint32_t up_own = __shfl_up_sync(0xffffffffu, own, 2), up_a = __shfl_up_sync(0xffffffffu, a, 2);
+        if (a != kNone && !(lane >= 2 && up_own == own && up_a == a)) merge(G, a, own);
+        if (below && left_in(y + 1)) merge(G, left_rep(y + 1), own);
       }
     }
-  }
-  low_barrier(sync + l, 2u * uint32_t(ns));
-  // C: the representatives' maxima into their roots'.
-#pragma unroll
-  for (int i = 0; i < kBorderIters; ++i) {
-    const uint32_t node = base + threadIdx.x + uint32_t(i) * kStripThreads;
-    if (st[i] == kNone || !(st[i] & kRep)) continue;
-    const uint32_t top = find_root(G, node);
-    if (top != node) atomicMax(mxs + top, strip_lab[st[i] & ~kRep] & 0xffu);
-  }
-  low_barrier(sync + l, 3u * uint32_t(ns));
-  // D: the frame maxima into the local roots' words (a root has one representative: one writer).
-#pragma unroll
-  for (int i = 0; i < kBorderIters; ++i) {
-    if (st[i] == kNone || !(st[i] & kRep)) continue;
-    const uint32_t r = st[i] & ~kRep, top = find_root(G, base + threadIdx.x + uint32_t(i) * kStripThreads);
-    strip_lab[r] = (strip_lab[r] & ~0xffu) | __ldcg(mxs + top);
-  }
-  __syncthreads();
+    low_barrier(sync + l, uint32_t(ns));
+    // C: the representatives' maxima into their roots'.
+    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+      uint32_t r;
+      if (!node_root(t, &r) || first_of(r) != uint32_t(t)) continue;
+      const uint32_t top = find_root(G, base + t);
+      if (top != base + t) atomicMax(mxs + top, strip_lab[r] & 0xffu);
+    }
+    low_barrier(sync + l, 2u * uint32_t(ns));
+    // D: the frame maxima into the local roots' words (a root has one representative: one writer; the frame's maximum
+    // is at least the strip's, so atomicMax sets the byte and keeps the representative in bits 8..19 for the other
+    // threads' first_of meanwhile).
+    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+      uint32_t r;
+      if (!node_root(t, &r) || first_of(r) != uint32_t(t)) continue;
+      const uint32_t top = find_root(G, base + t);
+      atomicMax(strip_lab + r, (strip_lab[r] & ~0xffu) | __ldcg(mxs + top));
+    }
+    __syncthreads();
   });
 }
 
