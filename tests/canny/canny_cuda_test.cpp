@@ -612,13 +612,13 @@ TEST(CannyCuda, TilePathPartBoundaries) {
 }
 
 // Frame mode where one block holds a strip (frame_count_joined_kernel: a block per strip and low labels its strip in
-// shared memory, the strips of a low joined over their border pixels in global memory between barriers of the low's
-// blocks; a launch takes the lows whose blocks the device holds at once, at most kJoinedLaunches launches, 2): widths
-// of 1 strip to 135, whole and partial, heights of 1 to 1184 rows and 1185 (the tile path); C_0.01 at 512x512 (16 of
-// its 24 lows a launch, two launches on an H100 or H200); with GPUEC_CANNY_FRAME_JOINED=8, up to 8 launches (1080p:
-// 4 launches of 2 lows for C_0.03; 132 and 135 strips: 2 and 1 lows a launch), which the default leaves to the tile
-// path. Noise (components across many borders) and random structure, both candidate sets, with the warps' lists
-// (GPUEC_CANNY_LIST_CAP: none, overflowing, the device's).
+// shared memory, the strips of a low joined over their border pixels in global memory (a strip's merges once its left
+// neighbour has published its border, then barriers of the low's blocks); a launch takes the lows whose blocks the
+// device holds at once, at most kJoinedLaunches launches, 2): widths of 1 strip to 135, whole and partial, heights of 1
+// to 1184 rows and 1185 (the tile path); C_0.01 at 512x512 (16 of its 24 lows a launch, two launches on an H100 or
+// H200); with GPUEC_CANNY_FRAME_JOINED=8, up to 8 launches (1080p: 4 launches of 2 lows for C_0.03; 132 and 135 strips:
+// 2 and 1 lows a launch), which the default leaves to the tile path. Noise (components across many borders) and random
+// structure, both candidate sets, with the warps' lists (GPUEC_CANNY_LIST_CAP: none, overflowing, the device's).
 TEST(CannyCuda, FrameJoined) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 23);
