@@ -9,6 +9,11 @@
 // Also, for frame mode (one region: components span strips), the share of those pixels whose component in the whole
 // frame (8-connected, S(low)) crosses a strip border: the pixels whose component maximum a strip alone cannot give
 // (docs/benchmarks.md, issue 18, eleventh session).
+// Then, for a labelling that takes G consecutive lows of the set in one block, from the highest down, adding each lower
+// low's new pixels to the union-find of the one above (S(low) grows as low falls: the sets are nested), the pixels it
+// adds: the sum over the groups of |S(the group's lowest low)|, over the sum over all lows of |S(low)| that the
+// per-low labelling adds (item 2 of issue 18: how much of the labelling such a pass would save; the count over each
+// low's pixels stays). Groups of 1 (today's kernels), 2, 3, 4, 8 and all the lows, for C_0.01 and C_0.03.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +73,27 @@ double crossing_pixels(const std::vector<uint8_t>& b, int w, int h, int lo) {
   return out;
 }
 
+// The distinct lows of `candidates`, highest first.
+std::vector<int> lows_of(const std::vector<canny::CandidatePair>& candidates) {
+  bool has[canny::kMaxThreshold + 1] = {};
+  for (const canny::CandidatePair& c : candidates) has[c.low] = true;
+  std::vector<int> out;
+  for (int lo = canny::kMaxThreshold; lo >= 1; --lo)
+    if (has[lo]) out.push_back(lo);
+  return out;
+}
+
+// The pixels a nested labelling in groups of g consecutive lows (highest first) adds, over those the per-low one adds.
+double grouped_share(const std::vector<uint8_t>& b, const std::vector<int>& lows, size_t g) {
+  auto size_of = [&](int lo) { return double(std::count_if(b.begin(), b.end(), [&](uint8_t v) { return v >= lo; })); };
+  double all = 0, grouped = 0;
+  for (size_t i = 0; i < lows.size(); ++i) {
+    all += size_of(lows[i]);
+    if ((i + 1) % g == 0 || i + 1 == lows.size()) grouped += size_of(lows[i]);  // the group's lowest low
+  }
+  return all > 0 ? grouped / all : 0.0;
+}
+
 // Work of the lows of `candidates` on the codes B (w x h), strips of 32 columns.
 Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<canny::CandidatePair>& candidates) {
   bool has[canny::kMaxThreshold + 1] = {};
@@ -105,6 +131,7 @@ int main(int argc, char** argv) {
       "# pixels whose 8-connected component of S(low) in the whole frame holds pixels of two strips or more\n");
   std::printf("%-22s %6s %9s %9s %6s %11s %11s %6s %9s %9s\n", "image", "S(1)", "px C_0.03", "px C_0.01", "ratio",
               "rows C_0.03", "rows C_0.01", "ratio", "cross .03", "cross .01");
+  std::vector<std::vector<uint8_t>> codes;  // B of each image, for the groups' table
   for (const canny_bench::Image& im : images) {
     std::vector<float> g(size_t(im.w) * im.h);
     std::vector<uint8_t> work(canny::workspace_bytes_ref(im.w, im.h));
@@ -126,6 +153,17 @@ int main(int argc, char** argv) {
     std::printf("%-22s %5.1f%% %9.3f %9.3f %6.2f %11.3f %11.3f %6.2f %8.1f%% %8.1f%%\n", im.name.c_str(),
                 100.0 * double(s1) / n, a.pixels / n, b.pixels / n, b.pixels / a.pixels, a.rows / strip_rows,
                 b.rows / strip_rows, b.rows / a.rows, 100.0 * a.crossing / a.pixels, 100.0 * b.crossing / b.pixels);
+    codes.push_back(std::move(codes_b));
   }
+  std::printf("\n# nested labelling in groups of G lows: the pixels it adds over those the per-low labelling adds\n");
+  std::printf("%-22s %-7s %6s %6s %6s %6s %6s %6s\n", "image", "set", "G=1", "G=2", "G=3", "G=4", "G=8", "G=all");
+  for (size_t i = 0; i < images.size(); ++i)
+    for (const auto* set : {&c03, &c01}) {
+      const std::vector<int> lows = lows_of(*set);
+      std::printf("%-22s %-7s", images[i].name.c_str(), set == &c03 ? "C_0.03" : "C_0.01");
+      for (size_t g : {size_t(1), size_t(2), size_t(3), size_t(4), size_t(8), lows.size()})
+        std::printf(" %6.3f", grouped_share(codes[i], lows, g));
+      std::printf("\n");
+    }
   return 0;
 }
