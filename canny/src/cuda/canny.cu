@@ -122,6 +122,10 @@ __device__ __forceinline__ void for_marked(const uint32_t* __restrict__ redo, in
 // frame_count_joined_kernel's barrier counts, a word a low of the batch (frame_sync).
 size_t hist_words(size_t ns) { return ns * (kHistWords + 1) + redo_any(ns) + 1 + kMaxStripLayers; }
 uint32_t* frame_sync(uint32_t* redo, size_t ns) { return redo + redo_any(ns) + 1; }
+// frame_count_joined_kernel's flag of (strip, layer): that pair's redo mark, found back from frame_sync's counts.
+__device__ __forceinline__ uint32_t* frame_flag(uint32_t* sync, uint32_t ns, uint32_t strip, uint32_t layer) {
+  return sync - 1 - redo_any(ns) + redo_mark(strip, layer);
+}
 
 // Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
 // the workspace stays within 73 bytes per pixel up to 1080p (64 of them the label planes), 41 up to 16 Mpixels and
@@ -1587,7 +1591,7 @@ __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
   if (threadIdx.x == 0) {
     __threadfence();
     atomicAdd(count, 1u);
-    while (gpu::device::load_acquire(count) < target) __nanosleep(32);
+    gpu::device::wait_at_least(count, target);
   }
   __syncthreads();
 }
@@ -1635,11 +1639,10 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     // Publish A, then wait for the left neighbour's (the flags: the redo marks).
     __syncthreads();
     if (threadIdx.x == 0) {
-      uint32_t* flag = sync - 1 - redo_any(uint32_t(ns)) + redo_mark(uint32_t(strip), uint32_t(l));  // frame_sync
+      uint32_t* flag = frame_flag(sync, uint32_t(ns), uint32_t(strip), uint32_t(l));
       __threadfence();
       gpu::device::store_release(flag, 1u);
-      if (strip > 0)
-        while (!gpu::device::load_acquire(flag - kMaxStripLayers)) __nanosleep(32);
+      if (strip > 0) gpu::device::wait_at_least(flag - redo_mark(1u, 0u), 1u);  // the left strip's
     }
     __syncthreads();
     // B: column 0 against column 31 of the strip to the left (its codes from global memory). (y, 31) on the left joins
@@ -1669,23 +1672,24 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
       }
     }
     low_barrier(sync + l, uint32_t(ns));
+    // f(local root, its frame root) for this strip's representatives (C and D).
+    auto for_reps = [&](auto f) {
+      for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+        uint32_t r;
+        if (node_root(t, &r) && first_of(r) == uint32_t(t)) f(r, base + t, find_root(G, base + t));
+      }
+    };
     // C: the representatives' maxima into their roots'.
-    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
-      uint32_t r;
-      if (!node_root(t, &r) || first_of(r) != uint32_t(t)) continue;
-      const uint32_t top = find_root(G, base + t);
-      if (top != base + t) atomicMax(mxs + top, strip_lab[r] & 0xffu);
-    }
+    for_reps([&](uint32_t r, uint32_t node, uint32_t top) {
+      if (top != node) atomicMax(mxs + top, strip_lab[r] & 0xffu);
+    });
     low_barrier(sync + l, 2u * uint32_t(ns));
     // D: the frame maxima into the local roots' words (a root has one representative: one writer; the frame's maximum
     // is at least the strip's, so atomicMax sets the byte and keeps the representative in bits 8..19 for the other
     // threads' first_of meanwhile).
-    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
-      uint32_t r;
-      if (!node_root(t, &r) || first_of(r) != uint32_t(t)) continue;
-      const uint32_t top = find_root(G, base + t);
+    for_reps([&](uint32_t r, uint32_t, uint32_t top) {
       atomicMax(strip_lab + r, (strip_lab[r] & ~0xffu) | __ldcg(mxs + top));
-    }
+    });
     __syncthreads();
   });
 }

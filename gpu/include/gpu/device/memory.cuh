@@ -21,6 +21,12 @@ __device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// Waits (one thread) until the counter or flag at p reaches at least v, by acquire loads: what was written before the
+// release that raised it is then visible to this thread (and, after a block barrier, to its block).
+__device__ __forceinline__ void wait_at_least(const uint32_t* p, uint32_t v) {
+  while (load_acquire(p) < v) __nanosleep(32);
+}
+
 // Relaxed load (not cached in L1, not reordered with other accesses of this thread to p): for words that
 // carry their own validity (counters, flags and value in one word).
 __device__ __forceinline__ uint64_t load_relaxed(const uint64_t* p) {
