@@ -1584,13 +1584,14 @@ constexpr int kJoinedLaunches = 2;  // the most launches of it a batch of lows (
 static_assert(2 * kStripMaxRows <= 0xfff, "a strip's border nodes fit the 12 bits of a root's representative");
 
 // The ns blocks of a low at their k-th barrier (k = 1, 2 on the low's zeroed count; target k x ns): returns once
-// all have reached it, each block's writes before it visible to all after it (the release fence and the count, then
-// the acquire load, by thread 0; the block's barriers around them).
+// all have reached it, each block's writes before it visible to all after it (the block barrier, then the count by a
+// release add and the acquire loads, by thread 0; a block barrier after them). The release after the block barrier
+// instead of a __threadfence and an atomicAdd: 0.974-0.982x the GPU time of frame C_0.03 and C_0.01 at 256x256 to
+// 1024x1024 (docs/benchmarks.md, issue 18's seventeenth session).
 __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(count, 1u);
+    gpu::device::add_release(count, 1u);
     gpu::device::wait_at_least(count, target);
   }
   __syncthreads();
@@ -1640,8 +1641,7 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     __syncthreads();
     if (threadIdx.x == 0) {
       uint32_t* flag = frame_flag(sync, uint32_t(ns), uint32_t(strip), uint32_t(l));
-      __threadfence();
-      gpu::device::store_release(flag, 1u);
+      gpu::device::store_release(flag, 1u);  // after the block barrier: the block's writes too (add_release)
       if (strip > 0) gpu::device::wait_at_least(flag - redo_mark(1u, 0u), 1u);  // the left strip's
     }
     __syncthreads();

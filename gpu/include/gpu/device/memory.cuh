@@ -21,6 +21,13 @@ __device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// Release add (no value returned): as store_release, for a counter. After a block barrier, thread 0's release also
+// publishes what the block's other threads wrote before the barrier (CUTLASS's GenericBarrier::arrive_inc): no
+// __threadfence needed.
+__device__ __forceinline__ void add_release(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 // Waits (one thread) until the counter or flag at p reaches at least v, by acquire loads: what was written before the
 // release that raised it is then visible to this thread (and, after a block barrier, to its block).
 __device__ __forceinline__ void wait_at_least(const uint32_t* p, uint32_t v) {
