@@ -88,6 +88,7 @@ def main():
             if target:
                 ax.axhline(target, color="red", ls="--", lw=1)
                 ax.text(-0.4, target * 1.03, f"target {target} µs (strip C_0.03)", color="red", fontsize=7)
+            ax.set_ylim(0, 1.08 * max(r[3] for r in sub))  # room for the totals above the bars
             ax.set_title(size)
             ax.set_ylabel("µs per frame (sum of kernel times)")
             ax.tick_params(axis="x", labelsize=8)
