@@ -908,15 +908,21 @@ struct ClusterLabels {
 #endif
 
 // The root of a: the word that is its own index, or (while maxima are gathered) a word at least Lab::kAccW (kAcc
-// set; ListLabels: kAccW | max).
+// set; ListLabels: kAccW | max). *word: the root's word as the walk read it.
 template <class Lab>
-__device__ __forceinline__ uint32_t find_strip(const Lab& L, uint32_t a) {
+__device__ __forceinline__ uint32_t find_strip(const Lab& L, uint32_t a, uint32_t* word) {
   uint32_t p = L.load(a);
   while (p != a && p < Lab::kAccW) {
     a = p;
     p = L.load(a);
   }
+  *word = p;
   return a;
+}
+template <class Lab>
+__device__ __forceinline__ uint32_t find_strip(const Lab& L, uint32_t a) {
+  uint32_t word;
+  return find_strip(L, a, &word);
 }
 
 // Loads this block's rows of codes into shared memory as its low lo needs them (independent loads, unrolled; the
@@ -1186,11 +1192,16 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
   // One pass: every pixel of S finds its root (a word with kAcc set is a root whose maximum is being
   // gathered), folds its A into it (the root's own fold turns its word into kAcc | A) and points at it.
   // A member's word is written by its own thread alone, with its root (readers walking through it stay on
-  // the chain).
+  // the chain). The fold skips its atomic where the root's word as the walk read it holds the value already (a
+  // maximum only grows): a component's pixels would otherwise all queue on one word. 0.97-0.99x the GPU time of C_0.03
+  // strips and frames at 512x512 to 1024x1024, 1.00-1.01x on C_0.01 strips there (docs/benchmarks.md, issue 18's
+  // seventeenth session); the listed kernels' fold (listed_label) measured 1.002-1.004x with it and does without.
   for_chunk_pixels(ch, lane, c.r0, [&](uint32_t k) {
     const uint32_t li = k + base;
-    const uint32_t r = find_strip(L, li);
-    atomicMax(L.at(r), kAcc | a_of(codes[k]));
+    uint32_t w;
+    const uint32_t r = find_strip(L, li, &w);
+    const uint32_t v = kAcc | a_of(codes[k]);
+    if (w < v) atomicMax(L.at(r), v);
     if (r != li) atomicMin(lab + k, r);  // an atomic store in effect (r is below any parent it had)
   });
   L.sync();
