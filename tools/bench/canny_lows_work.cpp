@@ -104,11 +104,8 @@ double grouped_share(const std::vector<double>& sizes, const std::vector<int>& l
 
 // Work of the lows of `candidates` on the codes B (w x h), strips of 32 columns.
 Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<canny::CandidatePair>& candidates) {
-  bool has[canny::kMaxThreshold + 1] = {};
-  for (const canny::CandidatePair& c : candidates) has[c.low] = true;
   Work out;
-  for (int lo = 1; lo <= canny::kMaxThreshold; ++lo) {
-    if (!has[lo]) continue;
+  for (const int lo : lows_of(candidates)) {
     for (int x0 = 0; x0 < w; x0 += 32)
       for (int y = 0; y < h; ++y) {
         int n = 0;

@@ -39,7 +39,8 @@
 // each strip merges with the last of the strip to its left (rows y - 1 .. y + 1) once that strip has published its
 // nodes (a flag a strip and low), the components' maxima are folded at their roots and read back into each strip's
 // local roots, the low's blocks waiting for each other after the merges and after the fold (a barrier on a counter; a
-// cooperative launch, so that a low's blocks are all resident, of as many lows as the device holds blocks for). Then the planes, one histogram for the frame and the map as in strip mode. Used where
+// cooperative launch, so that a low's blocks are all resident, of as many lows as the device holds blocks for). Then
+// the planes, one histogram for the frame and the map as in strip mode. Used where
 // at most 2 such launches take all the lows: on an H100 or H200, C_0.03 (8 lows) up to 2112 columns below about 720
 // rows (two blocks a multiprocessor) and 1056 above, C_0.01 (24 lows) up to 704 and 352 columns; not at 1080p, where
 // C_0.03 would take 4 launches of 2 lows of 60 strips, slower than the tile path (each launch waits for its slowest
