@@ -655,6 +655,46 @@ TEST(CannyCuda, FrameJoined) {
   unsetenv("GPUEC_CANNY_LIST_CAP");
 }
 
+// Frame mode in split passes (frame_split_label_kernel .. frame_split_finish_kernel: 1080p, where a label a pixel leaves
+// one block a multiprocessor), forced by GPUEC_CANNY_FRAME_SPLIT=N (at most N lows a batch: one batch and several) on 9
+// strips of 1080 rows, a partial last strip, 700 and 1088 rows (about the most the lists allow), 2 strips, and
+// 1920x1080. With the hook set the call fails where the split passes cannot run, so every case is known to take them.
+// Both candidate sets, structure and noise, the device's lists and lists of 96 entries (the noise overflows them: those
+// blocks label a label a pixel in global memory and publish from there).
+TEST(CannyCuda, FrameSplit) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 29);
+  const bool small = under_sanitizer();
+  struct Size {
+    int w, h;
+    const char* force;
+  };
+  const Size sizes[] = {{288, 1080, "3"}, {280, 1080, "32"}, {96, 700, "1"}, {64, 1088, "2"}, {1920, 1080, "32"}};
+  for (const char* cap : {"", "96"}) {
+    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+    for (const Size& z : sizes) {
+      if (small && z.w * z.h > 70000) continue;
+      if (z.force) setenv("GPUEC_CANNY_FRAME_SPLIT", z.force, 1);
+      for (bool noise : {false, true}) {
+        if (small && noise != (*cap != '\0')) continue;
+        const Image img = noise ? noise_image(z.w, z.h, rng) : structure_image(z.w, z.h, rng);
+        for (int step : {1, 3}) {
+          if (small && step != 3) continue;
+          Config c;
+          c.mode = ThresholdMode::kFrame;
+          c.step = step;
+          SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure") +
+                       (z.force ? std::string(" GPUEC_CANNY_FRAME_SPLIT=") + z.force : std::string()) + " " +
+                       std::to_string(z.w) + "x" + std::to_string(z.h) + " step " + std::to_string(step));
+          compare(img, c);
+        }
+      }
+      unsetenv("GPUEC_CANNY_FRAME_SPLIT");
+    }
+  }
+  unsetenv("GPUEC_CANNY_LIST_CAP");
+}
+
 // Strips taller than one block's shared memory (1185 rows and more) are labelled by a cluster of K blocks, one
 // union-find over their distributed shared memory (sm_90): the rows split evenly, at most cluster_rows a block
 // (601 on an H100 or H200: two blocks a multiprocessor), up to 8 blocks (4808 rows there); taller ones, and

@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -1363,11 +1365,27 @@ struct ListedWarp {
 // redo[mark] and the word after the marks of ns strips to tag and returns before any write but those. Otherwise, after
 // the fold (every entry's word its root's entry, a root's kAccW | the maximum of A over its component) and a barrier,
 // finish(Lx, warp) runs in every warp (then, in a cluster, a cluster barrier). The caller fills what finish reads of s
-// before (a barrier follows the loads).
-template <bool kCluster, class Finish>
+// before (a barrier follows the loads). on_overflow: what an overflow does instead of marking the pair, in every thread
+// (on_overflow(f): f(); frame_split_label_kernel labels the strip again at once, in its entries' global memory).
+struct MarkRedo {
+  __device__ __forceinline__ void operator()() const {}
+  static constexpr bool kMark = true;
+};
+template <class F>
+struct OnOverflow {
+  F f;
+  static constexpr bool kMark = false;
+  __device__ __forceinline__ void operator()() const { f(); }
+};
+template <class F>
+__device__ __forceinline__ OnOverflow<F> on_overflow(F f) {
+  return OnOverflow<F>{f};
+}
+template <bool kCluster, class Finish, class Over = MarkRedo>
 __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, int cap, uint32_t* __restrict__ redo,
                                              uint32_t mark, uint32_t tag, int x0, int r0, int R, int K, int k,
-                                             uint32_t magic, uint32_t* smem, ListedShared& s, Finish finish) {
+                                             uint32_t magic, uint32_t* smem, ListedShared& s, Finish finish,
+                                             Over on_overflow = {}) {
   const int W = p.width, H = p.height, rows = min(R, H - r0);
   // Codes first (32 x R bytes), then the lists (4-byte aligned: R * 32 is a multiple of 32).
   const StripCcl c = strip_ccl(smem, 0, H, r0, rows, 0, 0);  // codes at smem + 0
@@ -1408,6 +1426,10 @@ __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, in
   }
 #endif
   if (any) {
+    if (!Over::kMark) {
+      on_overflow();
+      return;
+    }
     if (k == 0 && threadIdx.x == 0) {
       redo[mark] = tag;
       redo[redo_any(unsigned(W + kStripWidth - 1) / kStripWidth)] = tag;
@@ -1461,6 +1483,21 @@ __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, in
   run(L);
 }
 
+// The count over a warp's list (after listed_label's fold): SM += F_low(maxA) - F_low(A) for its pixels of S (f: F_low),
+// and the low's plane of cmax, where it has one.
+template <class Lx>
+__device__ __forceinline__ void listed_count(const Lx& L, const ListedWarp& w, const uint16_t* f, uint16_t* sm,
+                                             uint8_t* plane, int W) {
+  for (int i = w.lane; i < w.n; i += 32) {
+    const uint32_t x = *w.L.w.at(w.wbase + uint32_t(i)), par = x >> 16, kk = x & 0xffffu;
+    const uint32_t mx = par >= ListLabels::kAccW ? (par & 0xffu) : (L.load(par) & 0xffu);
+    const size_t gi = w.pixel(kk, W);
+    const uint32_t add = uint32_t(f[mx]) - uint32_t(f[a_of(w.codes[kk])]);
+    if (add) sm_add(sm, gi, add);
+    if (plane) plane[gi] = uint8_t(mx);
+  }
+}
+
 // The counting pass's finishing step over the lists (strip_count_listed_kernel, the cluster's): SM += F_low(maxA) -
 // F_low(A) for the warp's pixels of S (s.f: F_low of layer l), and the plane of cmax for the low, when it has one.
 template <bool kCluster>
@@ -1471,16 +1508,8 @@ __device__ __forceinline__ void listed_pair(const CclParams& p, const StripLayer
   const int W = p.width, H = p.height;
   uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
   listed_label<kCluster>(p, ls.low[l], cap, redo, redo_mark(uint32_t(strip), uint32_t(l)), ls.tag,
-                         strip * kStripWidth, k * R, R, K, k, magic, smem, s, [&](const auto& Lx, const ListedWarp& w) {
-    for (int i = w.lane; i < w.n; i += 32) {
-      const uint32_t x = *w.L.w.at(w.wbase + uint32_t(i)), par = x >> 16, kk = x & 0xffffu;
-      const uint32_t mx = par >= ListLabels::kAccW ? (par & 0xffu) : (Lx.load(par) & 0xffu);
-      const size_t gi = w.pixel(kk, W);
-      const uint32_t add = uint32_t(s.f[mx]) - uint32_t(s.f[a_of(w.codes[kk])]);
-      if (add) sm_add(sm, gi, add);
-      if (plane) plane[gi] = uint8_t(mx);
-    }
-  });
+                         strip * kStripWidth, k * R, R, K, k, magic, smem, s,
+                         [&](const auto& Lx, const ListedWarp& w) { listed_count(Lx, w, s.f, sm, plane, W); });
 }
 
 __global__ void __launch_bounds__(kStripThreads, 2)
@@ -1608,6 +1637,32 @@ __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
   __syncthreads();
 }
 
+// A strip's labels a pixel after strip_label (shared memory: frame_count_joined_kernel; global memory: an overflowing
+// block of frame_split_label_kernel) and their border nodes t = 2 y + side (not on the frame's border): a node's local
+// root (local), and each root's representative, its smallest node (prepare: bits 8..19 of the root's word, 0xfff - the
+// node; 0 for a root without one).
+struct PixelReps {
+  uint32_t* lab;
+  const uint8_t* codes;
+  int H, strip, ns;
+  __device__ __forceinline__ bool frame_border(int t) const { return (t & 1) ? strip == ns - 1 : strip == 0; }
+  __device__ __forceinline__ bool local(int t, uint32_t* r) const {
+    const int k = (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
+    if (!in_code(codes[k])) return false;
+    const uint32_t w = lab[k];
+    *r = (w & kAcc) ? uint32_t(k) : w;
+    return true;
+  }
+  __device__ __forceinline__ void prepare() const {
+    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+      uint32_t r;
+      if (frame_border(t) || !local(t, &r)) continue;
+      atomicMax(lab + r, kAcc | ((0xfffu - uint32_t(t)) << 8) | (lab[r] & 0xffu));
+    }
+    __syncthreads();
+  }
+};
+
 __global__ void __launch_bounds__(kStripThreads)
 frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
                           uint32_t* __restrict__ nodes, uint32_t* __restrict__ sync) {
@@ -1625,22 +1680,11 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     constexpr uint32_t kNone = 0xffffffffu;
     // Border pixel t = 2 y + side of this strip: its local root in *r (strip_lab's index) where it is a node; no state
     // kept across the phases (the kernel runs at 32 registers a thread, for two blocks a multiprocessor).
-    auto node_root = [&](int t, uint32_t* r) {
-      const int y = t >> 1, side = t & 1;
-      if (y >= H || (side ? strip == ns - 1 : strip == 0)) return false;
-      const int k = y * kStripWidth + (side ? kStripWidth - 1 : 0);
-      if (!in_code(c.codes[k])) return false;
-      const uint32_t w = strip_lab[k];
-      *r = (w & kAcc) ? uint32_t(k) : w;
-      return true;
-    };
+    const PixelReps reps{strip_lab, c.codes, H, strip, ns};
+    auto node_root = [&](int t, uint32_t* r) { return (t >> 1) < H && !reps.frame_border(t) && reps.local(t, r); };
     auto first_of = [&](uint32_t r) { return 0xfffu - ((strip_lab[r] >> 8) & 0xfffu); };  // after A
     // A: each node marks its local root with the smallest node (the representative), which writes the root's maximum.
-    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
-      uint32_t r;
-      if (node_root(t, &r)) atomicMax(strip_lab + r, kAcc | ((0xfffu - uint32_t(t)) << 8) | (strip_lab[r] & 0xffu));
-    }
-    __syncthreads();
+    reps.prepare();
     for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
       uint32_t r;
       if (!node_root(t, &r)) continue;
@@ -1703,6 +1747,274 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     });
     __syncthreads();
   });
+}
+
+// ---- frame mode in split passes (frame_split_label_kernel .. frame_split_finish_kernel) --------------------------
+// Frame mode where frame_count_joined_kernel does not run and the lists leave two blocks a multiprocessor (1080p; C_0.01
+// from 1024 columns). A cooperative kernel that joins the strips between its phases waits at each for the slowest strip
+// of the low (a branch with the joined kernel over the lists, issue 18's eighteenth session: a launch of 4 lows of 60
+// strips took the slowest strip's labelling plus the joins, 124 µs for the 4 lowest lows of C_0.03, no faster than the
+// tile path). Here no block waits for another; four launches a batch of lows:
+//   1. frame_split_label_kernel, a block a (strip, low) as strip_count_listed_kernel: the lists' labelling, SM and the
+//      low's plane from the strip's own components (the local maxima); then each local root that touches a border
+//      column takes a representative, its smallest border node t (2 y + side; not on the frame's border), and the block
+//      publishes the node ids (strip * 2H + the representative; kSplitNone off S and on the frame's border), the
+//      representatives' parents (themselves) and local maxima, and the entries (rep << 16 | k) of its pixels whose
+//      root has one. A block whose lists overflow labels its strip a label a pixel in the entries' global memory
+//      (strip_label, the representatives in the roots' words as frame_count_joined_kernel keeps them) and publishes
+//      the same from there.
+//   2. frame_split_merge_kernel: column 0 of each strip against column 31 of the strip to its left (the global
+//      union-find over the ids, parents at smaller ids).
+//   3. frame_split_fold_kernel: each representative's local maximum into its frame root's; its parent becomes the root.
+//   4. frame_split_finish_kernel, a block a (strip, low): each representative's frame maximum, and for the published
+//      pixels whose component's frame maximum exceeds its local one, SM += F_low(frame max) - F_low(local max) (F is
+//      non-decreasing: SM only grows) and the plane takes the frame maximum.
+constexpr uint32_t kSplitNone = 0xffffffffu;
+constexpr uint32_t kSplitPixels = 0xffffffffu;  // a strip's count: its entries are a label a pixel (an overflow)
+// A list root's word (ListLabels::kAccW | max after the fold) takes kSplitRootW | rep (below kAccW: 2H < 0xf00) where
+// it has a representative; a list entry's word is below kSplitRootW (the host's rule: 32 cap < kSplitRootW).
+constexpr uint32_t kSplitRootW = 0xf000u;
+
+// One low's global memory (words): nodeid, par, lmx and mxs (ns x 2H each), the strips' counts (ns) and entries (ns x
+// 32 H), each part a multiple of 64 words.
+struct SplitNodes {
+  uint32_t* nodeid;
+  uint32_t* par;
+  uint32_t* lmx;
+  uint32_t* mxs;
+  uint32_t* count;
+  uint32_t* entries;
+};
+__host__ __device__ inline size_t split_words64(size_t n) { return (n + 63) & ~size_t(63); }
+__host__ __device__ inline size_t split_slot_words(size_t ns, size_t H) {
+  return 4 * split_words64(ns * 2 * H) + split_words64(ns) + split_words64(ns * 32 * H);
+}
+__device__ __forceinline__ SplitNodes split_nodes(uint32_t* nodes, int slot, int ns, int H) {
+  uint32_t* b = nodes + size_t(slot) * split_slot_words(size_t(ns), size_t(H));
+  const size_t n2 = split_words64(size_t(ns) * 2 * size_t(H));
+  return SplitNodes{b, b + n2, b + 2 * n2, b + 3 * n2, b + 4 * n2, b + 4 * n2 + split_words64(size_t(ns))};
+}
+
+// Step 1's node ids: node t's id (kSplitNone off S or on the frame's border), and for a representative its parent and
+// local maximum. rep_of(t, &rep, &mx): node t's representative and its root's local maximum (false: none).
+template <class RepOf>
+__device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int strip, int H, RepOf rep_of) {
+  const uint32_t base = uint32_t(strip) * 2u * uint32_t(H);
+  for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+    uint32_t rep, mx;
+    if (!rep_of(t, &rep, &mx)) {
+      sn.nodeid[base + t] = kSplitNone;
+      continue;
+    }
+    const uint32_t id = base + rep;
+    sn.nodeid[base + t] = id;
+    if (rep == uint32_t(t)) {
+      sn.par[id] = id;
+      sn.lmx[id] = mx;
+      sn.mxs[id] = mx;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kStripThreads, 2)
+frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
+                         uint32_t* __restrict__ nodes) {
+  after_previous();
+  extern __shared__ uint32_t strip_lab[];
+  __shared__ ListedShared s;
+  __shared__ uint16_t bt[2 * kStripMaxRows];  // node t's entry (kNoLabel off S)
+  __shared__ uint8_t nmx[2 * kStripMaxRows];  // node t's root's local maximum
+  __shared__ uint32_t out_n;
+  const int strip = int(blockIdx.x), ns = int(gridDim.x), l = l0 + int(blockIdx.y);
+  const int W = p.width, H = p.height, x0 = strip * kStripWidth;
+  const uint32_t lo = ls.low[l];
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
+  for (int t = threadIdx.x; t < 2 * H; t += blockDim.x) bt[t] = uint16_t(kNoLabel);
+  if (threadIdx.x == 0) out_n = 0;
+  uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
+  const SplitNodes sn = split_nodes(nodes, int(blockIdx.y), ns, H);
+  uint32_t* out = sn.entries + size_t(strip) * 32 * size_t(H);
+  auto frame_border = [&](int t) { return (t & 1) ? strip == ns - 1 : strip == 0; };
+  listed_label<false>(
+      p, lo, cap, nullptr, 0u, 0u, x0, 0, H, 1, 0, 0u, strip_lab, s,
+      [&](const auto& Lx, const ListedWarp& w) {  // Lx: this block's entries (one block, no cluster)
+        listed_count(Lx, w, s.f, sm, plane, W);
+        // Node t's entry, and its root's local maximum (the roots' words hold kAccW | max until they take a rep).
+        const ListLabels L = w.L;
+        auto root_of = [&](uint32_t e) {
+          const uint32_t par = L.load(e);
+          return par >= kSplitRootW ? e : par;
+        };
+        for (int i = w.lane; i < w.n; i += 32) {
+          const uint32_t e = w.wbase + uint32_t(i), kk = *L.w.at(e) & 0xffffu, x = kk % kStripWidth;
+          if (x == 0 || x == kStripWidth - 1) {
+            const uint32_t t = 2 * (kk / kStripWidth) + (x != 0);
+            bt[t] = uint16_t(e);
+            nmx[t] = uint8_t(L.load(root_of(e)) & 0xffu);
+          }
+        }
+        __syncthreads();
+        // The roots take their smallest border node.
+        for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads)
+          if (bt[t] != kNoLabel && !frame_border(t)) L.atomic_min(root_of(bt[t]), kSplitRootW | uint32_t(t));
+        __syncthreads();
+        split_publish_nodes(sn, strip, H, [&](int t, uint32_t* rep, uint32_t* mx) {
+          if (bt[t] == kNoLabel || frame_border(t)) return false;
+          *rep = L.load(root_of(bt[t])) & 0xfffu;
+          *mx = nmx[t];
+          return true;
+        });
+        // The entries of the pixels whose root has a representative, compacted.
+        for (int i0 = 0; i0 < w.n; i0 += 32) {
+          const int i = i0 + w.lane;
+          uint32_t v = 0;
+          bool keep = false;
+          if (i < w.n) {
+            const uint32_t e = w.wbase + uint32_t(i), x = *L.w.at(e), par = x >> 16;
+            const uint32_t rw = par >= kSplitRootW ? par : L.load(par);
+            keep = rw < ListLabels::kAccW;
+            v = (rw & 0xfffu) << 16 | (x & 0xffffu);
+          }
+          const uint32_t m = __ballot_sync(0xffffffffu, keep);
+          uint32_t at = 0;
+          if (w.lane == 0 && m) at = atomicAdd(&out_n, uint32_t(__popc(m)));
+          at = __shfl_sync(0xffffffffu, at, 0);
+          if (keep) out[at + __popc(m & ((1u << w.lane) - 1u))] = v;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) sn.count[strip] = out_n;
+      },
+      on_overflow([&] {
+        // A label a pixel in the entries' memory (32 H words), the codes where listed_label loaded them.
+        const StripCcl c{out, reinterpret_cast<uint8_t*>(strip_lab), nullptr, 0, H, 0, H, 0,
+                         int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
+                         int(blockDim.x / kStripWidth)};
+        strip_load(c, p.q, W, x0, lo);
+        __syncthreads();
+        const SharedLabels L{out, 0};
+        const StripChunk ch = strip_label(c, L, lo);
+        strip_count_pixels(c, ch, L, p, ls.slot[l], s.f, sm, cmax, x0);
+        __syncthreads();
+        const PixelReps v{out, c.codes, H, strip, ns};
+        v.prepare();
+        split_publish_nodes(sn, strip, H, [&](int t, uint32_t* rep, uint32_t* mx) {
+          uint32_t r;
+          if (v.frame_border(t) || !v.local(t, &r)) return false;
+          const uint32_t w = out[r];
+          *rep = 0xfffu - ((w >> 8) & 0xfffu);
+          *mx = w & 0xffu;
+          return true;
+        });
+        if (threadIdx.x == 0) sn.count[strip] = kSplitPixels;
+      }));
+}
+
+// Step 2 for row i of the strip borders of a low (strips 1 .. ns - 1: i = (strip - 1) H + y; in_range false past
+// them), by whole warps of consecutive rows (a row repeating the one before it in the warp skips its merge); g: a tag of
+// the low, equal for equal lows.
+__device__ __forceinline__ void split_merge_row(const SplitNodes& sn, int ns, int H, uint32_t i, bool in_range,
+                                                uint32_t g) {
+  const GlobalLabels G{sn.par};
+  const uint32_t h = uint32_t(H), strip = 1u + i / h, y = i % h;
+  const uint32_t base = strip * 2u * h, left = base - 2u * h;
+  in_range = in_range && i < uint32_t(ns - 1) * h;
+  auto left_id = [&](uint32_t yy) { return yy < h ? __ldcg(sn.nodeid + left + 2u * yy + 1u) : kSplitNone; };
+  uint32_t own = in_range ? __ldcg(sn.nodeid + base + 2u * y) : kSplitNone, a = kSplitNone;
+  bool below = false;
+  if (own != kSplitNone) {
+    a = left_id(y);
+    if (a == kSplitNone) {
+      a = y > 0 ? left_id(y - 1u) : kSplitNone;
+      below = true;
+    }
+  }
+  const uint32_t lane = threadIdx.x % 32u;
+  const uint32_t up_own = __shfl_up_sync(0xffffffffu, own, 1), up_a = __shfl_up_sync(0xffffffffu, a, 1);
+  const uint32_t up_g = __shfl_up_sync(0xffffffffu, g, 1);
+  if (a != kSplitNone && !(lane >= 1 && up_own == own && up_a == a && up_g == g)) merge(G, a, own);
+  if (below) {
+    const uint32_t b = left_id(y + 1u);
+    if (b != kSplitNone) merge(G, b, own);
+  }
+}
+
+// Step 3 for node n of a low: a representative folds its local maximum into its root's, and takes the root as parent.
+__device__ __forceinline__ void split_fold_node(const SplitNodes& sn, uint32_t n) {
+  if (__ldcg(sn.nodeid + n) != n) return;  // not a representative
+  const uint32_t top = find_root(GlobalLabels{sn.par}, n);
+  if (top != n) {
+    atomicMax(sn.mxs + top, __ldcg(sn.lmx + n));
+    atomicMin(sn.par + n, top);  // the root is the smallest id of its tree: par[n] becomes it
+  }
+}
+
+// Step 4 for (strip, low l) in this block (after step 3: a representative's parent is its root); ends with a barrier.
+struct SplitFinishShared {
+  uint8_t fmx[2 * kStripMaxRows];  // a representative's frame maximum where it exceeds its local one, else 0
+  uint8_t lmx[2 * kStripMaxRows];  // its local maximum
+  uint16_t f[kMaxThreshold + 1];
+};
+__device__ __forceinline__ void split_finish_pair(const CclParams& p, const StripLayers& ls, int l, int strip, int ns,
+                                                  const SplitNodes& sn, uint16_t* sm, uint8_t* cmax,
+                                                  SplitFinishShared& s) {
+  const int W = p.width, H = p.height, x0 = strip * kStripWidth;
+  const uint32_t lo = ls.low[l];
+  const uint32_t base = uint32_t(strip) * 2u * uint32_t(H);
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
+  for (int t = int(threadIdx.x); t < 2 * H; t += int(blockDim.x)) {
+    uint32_t m = 0, lm = 0;
+    if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
+      lm = __ldcg(sn.lmx + base + t);
+      m = __ldcg(sn.mxs + __ldcg(sn.par + base + t));
+    }
+    s.fmx[t] = uint8_t(m > lm ? m : 0u);
+    s.lmx[t] = uint8_t(lm);
+  }
+  __syncthreads();
+  uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
+  auto raise = [&](uint32_t rep, uint32_t k) {
+    const uint32_t m = s.fmx[rep];
+    if (!m) return;
+    const size_t gi = size_t(k / kStripWidth) * W + x0 + k % kStripWidth;
+    sm_add(sm, gi, uint32_t(s.f[m]) - uint32_t(s.f[s.lmx[rep]]));
+    if (plane) plane[gi] = uint8_t(m);
+  };
+  const uint32_t* e = sn.entries + size_t(strip) * 32 * size_t(H);
+  const uint32_t n = __ldcg(sn.count + strip);
+  if (n != kSplitPixels) {
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const uint32_t v = __ldcg(e + i);
+      raise(v >> 16, v & 0xffffu);
+    }
+  } else {
+    for (uint32_t k = threadIdx.x; k < 32u * uint32_t(H); k += blockDim.x) {
+      const int x = x0 + int(k % kStripWidth);
+      if (x >= W || !in_s(__ldg(p.q + size_t(k / kStripWidth) * W + x), lo)) continue;
+      const uint32_t w = __ldcg(e + k), rw = (w & kAcc) ? w : __ldcg(e + w), rb = (rw >> 8) & 0xfffu;
+      if (rb) raise(0xfffu - rb, k);
+    }
+  }
+  __syncthreads();
+}
+
+// Steps 2 to 4, a launch each (one cooperative launch of the three, with barriers of the grid between them, measured
+// slower: 56 µs against 46 at 1080p C_0.03).
+__global__ void __launch_bounds__(256) frame_split_merge_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
+  after_previous();
+  split_merge_row(split_nodes(nodes, int(blockIdx.y), ns, H), ns, H, blockIdx.x * blockDim.x + threadIdx.x, true, 0u);
+}
+__global__ void __launch_bounds__(256) frame_split_fold_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
+  after_previous();
+  const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
+  if (n < uint32_t(ns) * 2u * uint32_t(H)) split_fold_node(split_nodes(nodes, int(blockIdx.y), ns, H), n);
+}
+__global__ void __launch_bounds__(kStripThreads)
+frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax,
+                          uint32_t* __restrict__ nodes) {
+  after_previous();
+  __shared__ SplitFinishShared s;
+  split_finish_pair(p, ls, l0 + int(blockIdx.y), int(blockIdx.x), int(gridDim.x),
+                    split_nodes(nodes, int(blockIdx.y), int(gridDim.x), p.height), sm, cmax, s);
 }
 
 // The tile path's pass 1 (tiles of 32 x tile_rows pixels; tile_rows up to StripLimits::block_rows): a block per
@@ -2107,6 +2419,7 @@ struct StripLimits {
   // H100 or H200: its threads allow no more; with more than joined_pair_room, 1).
   size_t joined_room = 0, joined_pair_room = 0;
   int joined_pair_blocks = 0;
+  size_t split_room = 0;  // frame_split_label_kernel's dynamic shared memory, two blocks a multiprocessor
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -2221,6 +2534,13 @@ gpu::CudaError strip_limits(StripLimits* out) {
                                             int(l.joined_room)));
       GPUEC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.joined_pair_blocks, frame_count_joined_kernel,
                                                                      kStripThreads, l.joined_pair_room));
+    }
+    cudaFuncAttributes split{};
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&split, frame_split_label_kernel));
+    if (pair_bytes > split.sharedSizeBytes + reserved) {
+      l.split_room = pair_bytes - split.sharedSizeBytes - size_t(reserved);
+      GPUEC_CUDA_CHECK(cudaFuncSetAttribute(frame_split_label_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(l.split_room)));
     }
   }
   if (major >= 9) {
@@ -2420,7 +2740,32 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const int lows = per_sm * room.sms / ns;
     if (lows > 0 && (nlows + lows - 1) / lows <= launches) joined_lows = lows;
   }
-  const bool frame_joined = joined_lows > 0;
+  // Otherwise, where the lists leave two blocks a multiprocessor (up to about 1088 rows on an H100 or H200), the split
+  // passes (frame_split_label_kernel .. frame_split_finish_kernel) in batches of split_lows lows, as many as have room
+  // after the planes (split_slot_words a low): 1080p, and C_0.01 from 1024 columns (there 0.78-0.89x the tile path's
+  // time; where frame_count_joined_kernel runs, the split passes measured 1.2-2.2x its time). Test hook
+  // GPUEC_CANNY_FRAME_SPLIT=N: at most N lows a batch, taken before frame_count_joined_kernel (0: never);
+  // GPUEC_CANNY_FRAME_JOINED=0 (the tile path) turns them off too.
+  int split_lows = 0, split_cap = 0;
+  const long long split_hook = gpu::fail_at_frame("GPUEC_CANNY_FRAME_SPLIT");
+  if ((joined_lows == 0 || split_hook > 0) && split_hook != 0 && mode == ThresholdMode::kFrame && every_plane &&
+      room.split_room > 0 && H <= room.block_rows && nlows <= kMaxStripLayers && ns > 1 && launches > 0 &&
+      gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP") != 0) {  // GPUEC_CANNY_FRAME_JOINED=0: the tile path
+    const int lcap = listed_cap(H, room.split_room, 1);
+    const long long cap_hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
+    const size_t slot = 4 * split_slot_words(size_t(ns), size_t(H));
+    const size_t free_bytes = ws.planes * W * H > node_offset ? ws.planes * W * H - node_offset : 0;
+    int lows = int(std::min<size_t>(size_t(nlows), free_bytes / slot));
+    if (split_hook > 0) lows = int(std::min<long long>(lows, split_hook));
+    if (lcap > 0 && listed_fits(H, lcap) && lows > 0 && kStripWidth * lcap < int(kSplitRootW)) {
+      split_lows = lows;
+      split_cap = cap_hook > 0 && cap_hook < lcap ? int(cap_hook) : lcap;
+      joined_lows = 0;
+    }
+  }
+  // GPUEC_CANNY_FRAME_SPLIT=N > 0 promises the tests the split passes in frame mode: an error where they cannot run.
+  if (split_hook > 0 && mode == ThresholdMode::kFrame && split_lows == 0) return GPUEC_CUDA_INVALID();
+  const bool frame_joined = joined_lows > 0 || split_lows > 0;
 
   // The shared-memory paths add SM up with atomics: the codes kernel zeroes it.
   // The codes kernel also clears select_kernel's histograms and counters (ws.hist: a region per strip, or one).
@@ -2542,10 +2887,23 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                                            static_cast<const uint32_t*>(nullptr)));
         }
       } else if (frame_joined) {
-        // As strip_count_kernel, in cooperative launches of joined_lows lows (a low's blocks wait for each other).
+        // The split passes, or frame_count_joined_kernel in cooperative launches of joined_lows lows (a low's blocks
+        // wait for each other).
         uint32_t* nodes = reinterpret_cast<uint32_t*>(cmax + node_offset);
         uint32_t* sync = frame_sync(ws.redo, size_t(ns));
-        for (int l0 = 0; l0 < ls.n; l0 += joined_lows) {
+        for (int l0 = 0; split_lows > 0 && l0 < ls.n; l0 += split_lows) {
+          const unsigned nb = unsigned(std::min(split_lows, ls.n - l0));
+          const unsigned rows = unsigned(ns - 1) * unsigned(H), nodes2 = unsigned(ns) * 2u * unsigned(H);
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns), nb), kStripThreads, listed_bytes(H, split_cap), stream},
+                                           frame_split_label_kernel, p, ls, l0, ws.sm, cmax, split_cap, nodes));
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((rows + 255) / 256, nb), 256, 0, stream}, frame_split_merge_kernel, ns,
+                                           H, nodes));
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((nodes2 + 255) / 256, nb), 256, 0, stream}, frame_split_fold_kernel,
+                                           ns, H, nodes));
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns), nb), kStripThreads, 0, stream},
+                                           frame_split_finish_kernel, p, ls, l0, ws.sm, cmax, nodes));
+        }
+        for (int l0 = 0; joined_lows > 0 && l0 < ls.n; l0 += joined_lows) {
           gpu::LaunchShape shape{dim3(unsigned(ns), unsigned(std::min(joined_lows, ls.n - l0))), kStripThreads,
                                  joined_smem, stream};
           shape.cooperative = true;
