@@ -8,8 +8,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstdint>
 #include <mutex>
 #include <vector>
