@@ -1635,14 +1635,18 @@ __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
   __syncthreads();
 }
 
+// "No node": a border pixel off S or on the frame's border, in the frame union-finds' node arrays.
+constexpr uint32_t kNoNode = 0xffffffffu;
+
 // A strip's labels a pixel after strip_label (shared memory: frame_count_joined_kernel; global memory: an overflowing
-// block of frame_split_label_kernel) and their border nodes t = 2 y + side (not on the frame's border): a node's local
-// root (local), and each root's representative, its smallest node (prepare: bits 8..19 of the root's word, 0xfff - the
-// node; 0 for a root without one).
+// block of frame_split_label_kernel) and their border nodes (not on the frame's border): a node's local root (local),
+// and each root's representative, its smallest node (prepare: bits 8..19 of the root's word, 0xfff - the node; 0 for a
+// root without one; rep_of(word) reads it back).
 struct PixelReps {
   uint32_t* lab;
   const uint8_t* codes;
   int H, strip, ns;
+  static __device__ __forceinline__ uint32_t rep_of(uint32_t root_word) { return 0xfffu - ((root_word >> 8) & 0xfffu); }
   __device__ __forceinline__ bool frame_border(int t) const { return (t & 1) ? strip == ns - 1 : strip == 0; }
   __device__ __forceinline__ bool local(int t, uint32_t* r) const {
     const int k = (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
@@ -1675,12 +1679,11 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     uint32_t* par = nodes + size_t(l) * 2 * per;
     uint32_t* mxs = par + per;
     const GlobalLabels G{par};
-    constexpr uint32_t kNone = 0xffffffffu;
     // Border pixel t = 2 y + side of this strip: its local root in *r (strip_lab's index) where it is a node; no state
     // kept across the phases (the kernel runs at 32 registers a thread, for two blocks a multiprocessor).
     const PixelReps reps{strip_lab, c.codes, H, strip, ns};
     auto node_root = [&](int t, uint32_t* r) { return (t >> 1) < H && !reps.frame_border(t) && reps.local(t, r); };
-    auto first_of = [&](uint32_t r) { return 0xfffu - ((strip_lab[r] >> 8) & 0xfffu); };  // after A
+    auto first_of = [&](uint32_t r) { return PixelReps::rep_of(strip_lab[r]); };  // after A
     // A: each node marks its local root with the smallest node (the representative), which writes the root's maximum.
     reps.prepare();
     for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
@@ -1708,7 +1711,7 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
       const int lane = int(threadIdx.x % 32u);
       for (int t0 = 0; t0 < 2 * H; t0 += kStripThreads) {  // the whole warp in every round (the shuffles)
         const int t = t0 + int(threadIdx.x), y = t >> 1;
-        uint32_t own = kNone, a = kNone, r;  // this row's representative and the first left one it meets
+        uint32_t own = kNoNode, a = kNoNode, r;  // this row's representative and the first left one it meets
         bool below = false;                  // (y, 31) on the left off S: also (y + 1, 31)
         if (!(t & 1) && node_root(t, &r)) {
           own = base + first_of(r);
@@ -1720,7 +1723,7 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
           }
         }
         const uint32_t up_own = __shfl_up_sync(0xffffffffu, own, 2), up_a = __shfl_up_sync(0xffffffffu, a, 2);
-        if (a != kNone && !(lane >= 2 && up_own == own && up_a == a)) merge(G, a, own);
+        if (a != kNoNode && !(lane >= 2 && up_own == own && up_a == a)) merge(G, a, own);
         if (below && left_in(y + 1)) merge(G, left_rep(y + 1), own);
       }
     }
@@ -1756,7 +1759,7 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
 //   1. frame_split_label_kernel, a block a (strip, low) as strip_count_listed_kernel: the lists' labelling, SM and the
 //      low's plane from the strip's own components (the local maxima); then each local root that touches a border
 //      column takes a representative, its smallest border node t (2 y + side; not on the frame's border), and the block
-//      publishes the node ids (strip * 2H + the representative; kSplitNone off S and on the frame's border), the
+//      publishes the node ids (strip * 2H + the representative; kNoNode off S and on the frame's border), the
 //      representatives' parents (themselves) and local maxima, and the entries (rep << 16 | k) of its pixels whose
 //      root has one. A block whose lists overflow labels its strip a label a pixel in the entries' global memory
 //      (strip_label, the representatives in the roots' words as frame_count_joined_kernel keeps them) and publishes
@@ -1767,7 +1770,6 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
 //   4. frame_split_finish_kernel, a block a (strip, low): each representative's frame maximum, and for the published
 //      pixels whose component's frame maximum exceeds its local one, SM += F_low(frame max) - F_low(local max) (F is
 //      non-decreasing: SM only grows) and the plane takes the frame maximum.
-constexpr uint32_t kSplitNone = 0xffffffffu;
 constexpr uint32_t kSplitPixels = 0xffffffffu;  // a strip's count: its entries are a label a pixel (an overflow)
 // A list root's word (ListLabels::kAccW | max after the fold) takes kSplitRootW | rep (below kAccW: 2H < 0xf00) where
 // it has a representative; a list entry's word is below kSplitRootW (the host's rule: 32 cap < kSplitRootW).
@@ -1793,7 +1795,7 @@ __device__ __forceinline__ SplitNodes split_nodes(uint32_t* nodes, int slot, int
   return SplitNodes{b, b + n2, b + 2 * n2, b + 3 * n2, b + 4 * n2, b + 4 * n2 + split_words64(size_t(ns))};
 }
 
-// Step 1's node ids: node t's id (kSplitNone off S or on the frame's border), and for a representative its parent and
+// Step 1's node ids: node t's id (kNoNode off S or on the frame's border), and for a representative its parent and
 // local maximum. rep_of(t, &rep, &mx): node t's representative and its root's local maximum (false: none).
 template <class RepOf>
 __device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int strip, int H, RepOf rep_of) {
@@ -1801,7 +1803,7 @@ __device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int st
   for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
     uint32_t rep, mx;
     if (!rep_of(t, &rep, &mx)) {
-      sn.nodeid[base + t] = kSplitNone;
+      sn.nodeid[base + t] = kNoNode;
       continue;
     }
     const uint32_t id = base + rep;
@@ -1899,7 +1901,7 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
           uint32_t r;
           if (v.frame_border(t) || !v.local(t, &r)) return false;
           const uint32_t w = out[r];
-          *rep = 0xfffu - ((w >> 8) & 0xfffu);
+          *rep = PixelReps::rep_of(w);
           *mx = w & 0xffu;
           return true;
         });
@@ -1907,32 +1909,29 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
       }));
 }
 
-// Step 2 for row i of the strip borders of a low (strips 1 .. ns - 1: i = (strip - 1) H + y; in_range false past
-// them), by whole warps of consecutive rows (a row repeating the one before it in the warp skips its merge); g: a tag of
-// the low, equal for equal lows.
-__device__ __forceinline__ void split_merge_row(const SplitNodes& sn, int ns, int H, uint32_t i, bool in_range,
-                                                uint32_t g) {
+// Step 2 for row i of the strip borders of a low (strips 1 .. ns - 1: i = (strip - 1) H + y; none past them), by
+// whole warps of consecutive rows (a row repeating the one before it in the warp skips its merge).
+__device__ __forceinline__ void split_merge_row(const SplitNodes& sn, int ns, int H, uint32_t i) {
   const GlobalLabels G{sn.par};
   const uint32_t h = uint32_t(H), strip = 1u + i / h, y = i % h;
   const uint32_t base = strip * 2u * h, left = base - 2u * h;
-  in_range = in_range && i < uint32_t(ns - 1) * h;
-  auto left_id = [&](uint32_t yy) { return yy < h ? __ldcg(sn.nodeid + left + 2u * yy + 1u) : kSplitNone; };
-  uint32_t own = in_range ? __ldcg(sn.nodeid + base + 2u * y) : kSplitNone, a = kSplitNone;
+  const bool in_range = i < uint32_t(ns - 1) * h;
+  auto left_id = [&](uint32_t yy) { return yy < h ? __ldcg(sn.nodeid + left + 2u * yy + 1u) : kNoNode; };
+  uint32_t own = in_range ? __ldcg(sn.nodeid + base + 2u * y) : kNoNode, a = kNoNode;
   bool below = false;
-  if (own != kSplitNone) {
+  if (own != kNoNode) {
     a = left_id(y);
-    if (a == kSplitNone) {
-      a = y > 0 ? left_id(y - 1u) : kSplitNone;
+    if (a == kNoNode) {
+      a = y > 0 ? left_id(y - 1u) : kNoNode;
       below = true;
     }
   }
   const uint32_t lane = threadIdx.x % 32u;
   const uint32_t up_own = __shfl_up_sync(0xffffffffu, own, 1), up_a = __shfl_up_sync(0xffffffffu, a, 1);
-  const uint32_t up_g = __shfl_up_sync(0xffffffffu, g, 1);
-  if (a != kSplitNone && !(lane >= 1 && up_own == own && up_a == a && up_g == g)) merge(G, a, own);
+  if (a != kNoNode && !(lane >= 1 && up_own == own && up_a == a)) merge(G, a, own);
   if (below) {
     const uint32_t b = left_id(y + 1u);
-    if (b != kSplitNone) merge(G, b, own);
+    if (b != kNoNode) merge(G, b, own);
   }
 }
 
@@ -1946,35 +1945,47 @@ __device__ __forceinline__ void split_fold_node(const SplitNodes& sn, uint32_t n
   }
 }
 
-// Step 4 for (strip, low l) in this block (after step 3: a representative's parent is its root); ends with a barrier.
-struct SplitFinishShared {
-  uint8_t fmx[2 * kStripMaxRows];  // a representative's frame maximum where it exceeds its local one, else 0
-  uint8_t lmx[2 * kStripMaxRows];  // its local maximum
-  uint16_t f[kMaxThreshold + 1];
-};
-__device__ __forceinline__ void split_finish_pair(const CclParams& p, const StripLayers& ls, int l, int strip, int ns,
-                                                  const SplitNodes& sn, uint16_t* sm, uint8_t* cmax,
-                                                  SplitFinishShared& s) {
+// Steps 2 to 4, a launch each (one cooperative launch of the three, with barriers of the grid between them, measured
+// slower: 56 µs against 46 at 1080p C_0.03).
+__global__ void __launch_bounds__(256) frame_split_merge_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
+  after_previous();
+  split_merge_row(split_nodes(nodes, int(blockIdx.y), ns, H), ns, H, blockIdx.x * blockDim.x + threadIdx.x);
+}
+__global__ void __launch_bounds__(256) frame_split_fold_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
+  after_previous();
+  const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
+  if (n < uint32_t(ns) * 2u * uint32_t(H)) split_fold_node(split_nodes(nodes, int(blockIdx.y), ns, H), n);
+}
+// Step 4: block (strip, low l0 + blockIdx.y) of the batch (after step 3: a representative's parent is its root).
+__global__ void __launch_bounds__(kStripThreads)
+frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax,
+                          uint32_t* __restrict__ nodes) {
+  after_previous();
+  __shared__ uint8_t fmx[2 * kStripMaxRows];  // a representative's frame maximum where it exceeds its local one, else 0
+  __shared__ uint8_t lmx[2 * kStripMaxRows];  // its local maximum
+  __shared__ uint16_t f[kMaxThreshold + 1];
+  const int strip = int(blockIdx.x), ns = int(gridDim.x), l = l0 + int(blockIdx.y);
   const int W = p.width, H = p.height, x0 = strip * kStripWidth;
   const uint32_t lo = ls.low[l];
+  const SplitNodes sn = split_nodes(nodes, int(blockIdx.y), ns, H);
   const uint32_t base = uint32_t(strip) * 2u * uint32_t(H);
-  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
+  for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
   for (int t = int(threadIdx.x); t < 2 * H; t += int(blockDim.x)) {
     uint32_t m = 0, lm = 0;
     if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
       lm = __ldcg(sn.lmx + base + t);
       m = __ldcg(sn.mxs + __ldcg(sn.par + base + t));
     }
-    s.fmx[t] = uint8_t(m > lm ? m : 0u);
-    s.lmx[t] = uint8_t(lm);
+    fmx[t] = uint8_t(m > lm ? m : 0u);
+    lmx[t] = uint8_t(lm);
   }
   __syncthreads();
   uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
   auto raise = [&](uint32_t rep, uint32_t k) {
-    const uint32_t m = s.fmx[rep];
+    const uint32_t m = fmx[rep];
     if (!m) return;
     const size_t gi = size_t(k / kStripWidth) * W + x0 + k % kStripWidth;
-    sm_add(sm, gi, uint32_t(s.f[m]) - uint32_t(s.f[s.lmx[rep]]));
+    sm_add(sm, gi, uint32_t(f[m]) - uint32_t(f[lmx[rep]]));
     if (plane) plane[gi] = uint8_t(m);
   };
   const uint32_t* e = sn.entries + size_t(strip) * 32 * size_t(H);
@@ -1984,35 +1995,14 @@ __device__ __forceinline__ void split_finish_pair(const CclParams& p, const Stri
       const uint32_t v = __ldcg(e + i);
       raise(v >> 16, v & 0xffffu);
     }
-  } else {
-    for (uint32_t k = threadIdx.x; k < 32u * uint32_t(H); k += blockDim.x) {
-      const int x = x0 + int(k % kStripWidth);
-      if (x >= W || !in_s(__ldg(p.q + size_t(k / kStripWidth) * W + x), lo)) continue;
-      const uint32_t w = __ldcg(e + k), rw = (w & kAcc) ? w : __ldcg(e + w), rb = (rw >> 8) & 0xfffu;
-      if (rb) raise(0xfffu - rb, k);
-    }
+    return;
   }
-  __syncthreads();
-}
-
-// Steps 2 to 4, a launch each (one cooperative launch of the three, with barriers of the grid between them, measured
-// slower: 56 µs against 46 at 1080p C_0.03).
-__global__ void __launch_bounds__(256) frame_split_merge_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
-  after_previous();
-  split_merge_row(split_nodes(nodes, int(blockIdx.y), ns, H), ns, H, blockIdx.x * blockDim.x + threadIdx.x, true, 0u);
-}
-__global__ void __launch_bounds__(256) frame_split_fold_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
-  after_previous();
-  const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
-  if (n < uint32_t(ns) * 2u * uint32_t(H)) split_fold_node(split_nodes(nodes, int(blockIdx.y), ns, H), n);
-}
-__global__ void __launch_bounds__(kStripThreads)
-frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax,
-                          uint32_t* __restrict__ nodes) {
-  after_previous();
-  __shared__ SplitFinishShared s;
-  split_finish_pair(p, ls, l0 + int(blockIdx.y), int(blockIdx.x), int(gridDim.x),
-                    split_nodes(nodes, int(blockIdx.y), int(gridDim.x), p.height), sm, cmax, s);
+  for (uint32_t k = threadIdx.x; k < 32u * uint32_t(H); k += blockDim.x) {
+    const int x = x0 + int(k % kStripWidth);
+    if (x >= W || !in_s(__ldg(p.q + size_t(k / kStripWidth) * W + x), lo)) continue;
+    const uint32_t w = __ldcg(e + k), rw = (w & kAcc) ? w : __ldcg(e + w);
+    if ((rw >> 8) & 0xfffu) raise(PixelReps::rep_of(rw), k);  // a root with a representative
+  }
 }
 
 // The tile path's pass 1 (tiles of 32 x tile_rows pixels; tile_rows up to StripLimits::block_rows): a block per
