@@ -2734,20 +2734,23 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   // time; where frame_count_joined_kernel runs, the split passes measured 1.2-2.2x its time). Test hook
   // GPUEC_CANNY_FRAME_SPLIT=N: at most N lows a batch, taken before frame_count_joined_kernel (0: never);
   // GPUEC_CANNY_FRAME_JOINED=0 (the tile path) turns them off too.
+  // The test hook GPUEC_CANNY_LIST_CAP (read once a call): 0 (no lists) keeps the listed kernels out; N caps their
+  // lists, which then overflow and leave their pairs (tiles) to the redo kernels (the split passes: to their own
+  // labelling a label a pixel).
+  const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
   int split_lows = 0, split_cap = 0;
   const long long split_hook = gpu::fail_at_frame("GPUEC_CANNY_FRAME_SPLIT");
   if ((joined_lows == 0 || split_hook > 0) && split_hook != 0 && mode == ThresholdMode::kFrame && every_plane &&
       room.split_room > 0 && H <= room.block_rows && nlows <= kMaxStripLayers && ns > 1 && launches > 0 &&
-      gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP") != 0) {  // GPUEC_CANNY_FRAME_JOINED=0: the tile path
+      hook != 0) {  // GPUEC_CANNY_FRAME_JOINED=0: the tile path
     const int lcap = listed_cap(H, room.split_room, 1);
-    const long long cap_hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
     const size_t slot = 4 * split_slot_words(size_t(ns), size_t(H));
     const size_t free_bytes = ws.planes * W * H > node_offset ? ws.planes * W * H - node_offset : 0;
     int lows = int(std::min<size_t>(size_t(nlows), free_bytes / slot));
     if (split_hook > 0) lows = int(std::min<long long>(lows, split_hook));
     if (lcap > 0 && listed_fits(H, lcap) && lows > 0 && kStripWidth * lcap < int(kSplitRootW)) {
       split_lows = lows;
-      split_cap = cap_hook > 0 && cap_hook < lcap ? int(cap_hook) : lcap;
+      split_cap = hook > 0 && hook < lcap ? int(hook) : lcap;
       joined_lows = 0;
     }
   }
@@ -2777,9 +2780,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   p.pairs = pairs;
 
   int batch = 0;  // the batches of lows launched (their tags: batch + 1)
-  // The test hook GPUEC_CANNY_LIST_CAP: 0 (no lists) keeps the listed kernels out; N caps their lists, which then
-  // overflow and leave their pairs (tiles) to the redo kernels.
-  const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
   if (mode == ThresholdMode::kFixed) {
     const ThresholdPair f{options.fixed.low, options.fixed.high, 1};
     GPUEC_CUDA_CHECK(gpu::launch_pdl({(ns + 255) / 256, 256, 0, stream}, fill_pairs_kernel, pairs, ns, f));
