@@ -655,12 +655,13 @@ TEST(CannyCuda, FrameJoined) {
   unsetenv("GPUEC_CANNY_LIST_CAP");
 }
 
-// Frame mode in split passes (frame_split_label_kernel .. frame_split_finish_kernel: 1080p, where a label a pixel leaves
-// one block a multiprocessor), forced by GPUEC_CANNY_FRAME_SPLIT=N (at most N lows a batch: one batch and several) on 9
-// strips of 1080 rows, a partial last strip, 700 and 1088 rows (about the most the lists allow), 2 strips, and
-// 1920x1080. With the hook set the call fails where the split passes cannot run, so every case is known to take them.
-// Both candidate sets, structure and noise, the device's lists and lists of 96 entries (the noise overflows them: those
-// blocks label a label a pixel in global memory and publish from there).
+// Frame mode in split passes (frame_split_label_kernel .. frame_split_finish_kernel: 1080p and 2160p, where a label a
+// pixel leaves one block a multiprocessor), forced by GPUEC_CANNY_FRAME_SPLIT=N (at most N lows a batch: one batch and
+// several) on 9 strips of 1080 rows, a partial last strip, 700 and 1088 rows (a tile a strip: about the most the lists
+// allow), 2 strips; tiles: 1185 rows (2 of 593), 1200 rows of 2 strips, 2160 rows (2 of 1080), 2201 rows (3, the last
+// shorter); 1920x1080. With the hook set the call fails where the split passes cannot run, so every case is known to
+// take them. Both candidate sets, structure and noise, the device's lists and lists of 96 entries (the noise overflows
+// them: those blocks label a label a pixel in global memory and publish from there).
 TEST(CannyCuda, FrameSplit) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 29);
@@ -669,7 +670,8 @@ TEST(CannyCuda, FrameSplit) {
     int w, h;
     const char* force;
   };
-  const Size sizes[] = {{288, 1080, "3"}, {280, 1080, "32"}, {96, 700, "1"}, {64, 1088, "2"}, {1920, 1080, "32"}};
+  const Size sizes[] = {{288, 1080, "3"}, {280, 1080, "32"}, {96, 700, "1"},  {64, 1088, "2"},   {64, 1185, "3"},
+                        {33, 1200, "2"},  {96, 2160, "8"},   {64, 2201, "32"}, {1920, 1080, "32"}};
   for (const char* cap : {"", "96"}) {
     setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
     for (const Size& z : sizes) {

@@ -43,12 +43,13 @@
 // the planes, one histogram for the frame and the map as in strip mode. Used where
 // at most 2 such launches take all the lows: on an H100 or H200, C_0.03 (8 lows) up to 2112 columns below about 720
 // rows (two blocks a multiprocessor) and 1056 above, C_0.01 (24 lows) up to 704 and 352 columns (each launch waits for
-// its slowest strip). Beyond that, up to about 1088 rows (1080p; C_0.01 from 1024 columns), frame mode in split passes
-// with no block waiting for another (frame_split_label_kernel .. frame_split_finish_kernel): each block labels its
-// (strip, low) over the lists as strip mode does and counts from the local maxima, publishing its border nodes (a
-// local root's representative: its smallest border pixel) and the pixels of the components that touch a border; then
-// a launch merges the strip borders in a global union-find, one folds the maxima at the roots, and one adds to SM and
-// the planes where a component's frame maximum exceeds its local one.
+// its slowest strip). Beyond that (1080p, 2160p C_0.03; C_0.01 from 1024 columns up to about 1088 rows), frame mode in
+// split passes with no block waiting for another (frame_split_label_kernel .. frame_split_finish_kernel), on tiles of
+// as many rows as the lists allow two blocks a multiprocessor (about 1088: one a strip at 1080p, two at 2160p): each
+// block labels its (tile, low) over the lists as strip mode does and counts from the local maxima, publishing its
+// border nodes (a local root's representative: its smallest border pixel) and the pixels of the components that touch
+// a border; then a launch merges the tile borders in a global union-find, one folds the maxima at the roots, and one
+// adds to SM and the planes where a component's frame maximum exceeds its local one.
 // The default build's compute_75 PTX runs both (no cluster). Taller
 // strips, those cases, and other frames in frame mode (the tile path): tiles of 32 columns and as many rows as a block
 // holds (the whole strip up to about 600 rows, else equal parts of it, so that two blocks share a

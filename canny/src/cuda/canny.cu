@@ -1638,25 +1638,37 @@ __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
 // "No node": a border pixel off S or on the frame's border, in the frame union-finds' node arrays.
 constexpr uint32_t kNoNode = 0xffffffffu;
 
-// A strip's labels a pixel after strip_label (shared memory: frame_count_joined_kernel; global memory: an overflowing
-// block of frame_split_label_kernel) and their border nodes (not on the frame's border): a node's local root (local),
-// and each root's representative, its smallest node (prepare: bits 8..19 of the root's word, 0xfff - the node; 0 for a
-// root without one; rep_of(word) reads it back).
+// A tile's labels a pixel after strip_label (a whole strip in shared memory: frame_count_joined_kernel; a tile of
+// frame_split_label_kernel's, in global memory, where its lists overflow; lab[k], k = (y - r0) 32 + x, holds the strip
+// index of a parent, base = 32 r0 below it) and its border nodes (SplitTiles: t = 2 y + side, then the first row and the
+// last; not on the frame's border): a node's local root (local: lab's index), and each root's representative, its
+// smallest node (prepare(n), nodes t < n: bits 8..19 of the root's word, 0xfff - the node; 0 for a root without one; rep_of(word) reads it back).
 struct PixelReps {
   uint32_t* lab;
   const uint8_t* codes;
-  int H, strip, ns;
+  uint32_t base;
+  int R, rows;          // the tiles' rows, this tile's
+  int strip, ns, part, T;
   static __device__ __forceinline__ uint32_t rep_of(uint32_t root_word) { return 0xfffu - ((root_word >> 8) & 0xfffu); }
-  __device__ __forceinline__ bool frame_border(int t) const { return (t & 1) ? strip == ns - 1 : strip == 0; }
+  __device__ __forceinline__ bool frame_border(int t) const {
+    if (t < 2 * R) return (t & 1) ? strip == ns - 1 : strip == 0;
+    return t < 2 * R + kStripWidth ? part == 0 : part == T - 1;
+  }
   __device__ __forceinline__ bool local(int t, uint32_t* r) const {
-    const int k = (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
+    int k;
+    if (t < 2 * R) {
+      if ((t >> 1) >= rows) return false;
+      k = (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
+    } else {
+      k = t < 2 * R + kStripWidth ? t - 2 * R : (rows - 1) * kStripWidth + (t - 2 * R - kStripWidth);
+    }
     if (!in_code(codes[k])) return false;
     const uint32_t w = lab[k];
-    *r = (w & kAcc) ? uint32_t(k) : w;
+    *r = (w & kAcc) ? uint32_t(k) : w - base;
     return true;
   }
-  __device__ __forceinline__ void prepare() const {
-    for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+  __device__ __forceinline__ void prepare(int n) const {
+    for (int t = int(threadIdx.x); t < n; t += kStripThreads) {
       uint32_t r;
       if (frame_border(t) || !local(t, &r)) continue;
       atomicMax(lab + r, kAcc | ((0xfffu - uint32_t(t)) << 8) | (lab[r] & 0xffu));
@@ -1681,11 +1693,11 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     const GlobalLabels G{par};
     // Border pixel t = 2 y + side of this strip: its local root in *r (strip_lab's index) where it is a node; no state
     // kept across the phases (the kernel runs at 32 registers a thread, for two blocks a multiprocessor).
-    const PixelReps reps{strip_lab, c.codes, H, strip, ns};
+    const PixelReps reps{strip_lab, c.codes, 0u, H, H, strip, ns, 0, 1};
     auto node_root = [&](int t, uint32_t* r) { return (t >> 1) < H && !reps.frame_border(t) && reps.local(t, r); };
     auto first_of = [&](uint32_t r) { return PixelReps::rep_of(strip_lab[r]); };  // after A
     // A: each node marks its local root with the smallest node (the representative), which writes the root's maximum.
-    reps.prepare();
+    reps.prepare(2 * H);
     for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
       uint32_t r;
       if (!node_root(t, &r)) continue;
@@ -1751,32 +1763,48 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
 }
 
 // ---- frame mode in split passes (frame_split_label_kernel .. frame_split_finish_kernel) --------------------------
-// Frame mode where frame_count_joined_kernel does not run and the lists leave two blocks a multiprocessor (1080p; C_0.01
-// from 1024 columns). A cooperative kernel that joins the strips between its phases waits at each for the slowest strip
-// of the low (a branch with the joined kernel over the lists, issue 18's eighteenth session: a launch of 4 lows of 60
-// strips took the slowest strip's labelling plus the joins, 124 µs for the 4 lowest lows of C_0.03, no faster than the
-// tile path). Here no block waits for another; four launches a batch of lows:
-//   1. frame_split_label_kernel, a block a (strip, low) as strip_count_listed_kernel: the lists' labelling, SM and the
-//      low's plane from the strip's own components (the local maxima); then each local root that touches a border
-//      column takes a representative, its smallest border node t (2 y + side; not on the frame's border), and the block
-//      publishes the node ids (strip * 2H + the representative; kNoNode off S and on the frame's border), the
-//      representatives' parents (themselves) and local maxima, and the entries (rep << 16 | k) of its pixels whose
-//      root has one. A block whose lists overflow labels its strip a label a pixel in the entries' global memory
-//      (strip_label, the representatives in the roots' words as frame_count_joined_kernel keeps them) and publishes
-//      the same from there.
-//   2. frame_split_merge_kernel: column 0 of each strip against column 31 of the strip to its left (the global
-//      union-find over the ids, parents at smaller ids).
+// Frame mode where frame_count_joined_kernel does not run (1080p, 2160p; C_0.01 from 1024 columns). A cooperative kernel
+// that joins the strips between its phases waits at each for the slowest strip of the low (a branch with the joined
+// kernel over the lists, issue 18's eighteenth session: a launch of 4 lows of 60 strips took the slowest strip's
+// labelling plus the joins, 124 µs for the 4 lowest lows of C_0.03, no faster than the tile path). Here no block waits
+// for another. The strips are cut into T tiles of R rows (SplitTiles: as few as the lists allow two blocks a
+// multiprocessor, up to about 1088 rows on an H100 or H200: one a strip at 1080p, two at 2160p); four launches a batch of
+// lows:
+//   1. frame_split_label_kernel, a block a (tile, low) as strip_count_listed_kernel labels a strip: the lists'
+//      labelling, SM and the low's plane from the tile's own components (the local maxima); then each local root that
+//      touches the tile's border takes a representative, its smallest border node (not on the frame's border), and the
+//      block publishes the node ids (tile * nodes + the representative; kNoNode off S and on the frame's border),
+//      the representatives' parents (themselves) and local maxima, and the entries (rep << 16 | k) of its pixels whose
+//      root has one. A block whose lists overflow labels its tile a label a pixel in the entries' global memory
+//      (strip_label, PixelReps) and publishes the same from there.
+//   2. frame_split_merge_kernel: column 0 of each tile against column 31 of the tile to its left, and row 0 against the
+//      last row of the tile above (the corners' diagonals too), in a global union-find over the ids (parents at
+//      smaller ids).
 //   3. frame_split_fold_kernel: each representative's local maximum into its frame root's; its parent becomes the root.
-//   4. frame_split_finish_kernel, a block a (strip, low): each representative's frame maximum, and for the published
+//   4. frame_split_finish_kernel, a block a (tile, low): each representative's frame maximum, and for the published
 //      pixels whose component's frame maximum exceeds its local one, SM += F_low(frame max) - F_low(local max) (F is
 //      non-decreasing: SM only grows) and the plane takes the frame maximum.
-constexpr uint32_t kSplitPixels = 0xffffffffu;  // a strip's count: its entries are a label a pixel (an overflow)
-// A list root's word (ListLabels::kAccW | max after the fold) takes kSplitRootW | rep (below kAccW: 2H < 0xf00) where
+constexpr uint32_t kSplitPixels = 0xffffffffu;  // a tile's count: its entries are a label a pixel (an overflow)
+// A list root's word (ListLabels::kAccW | max after the fold) takes kSplitRootW | rep (below kAccW: nodes < 0xf00) where
 // it has a representative; a list entry's word is below kSplitRootW (the host's rule: 32 cap < kSplitRootW).
 constexpr uint32_t kSplitRootW = 0xf000u;
+constexpr int kSplitMaxNodes = 2 * kStripMaxRows + 2 * kStripWidth;
+static_assert(kSplitMaxNodes < 0xf00, "a tile's nodes fit a list root's word and PixelReps' 12 bits");
+constexpr int kSplitMaxTiles = 16;   // tiles a strip (detect_edges_cuda)
+constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080p C_0.01 takes 4 on an H200)
 
-// One low's global memory (words): nodeid, par, lmx and mxs (ns x 2H each), the strips' counts (ns) and entries (ns x
-// 32 H), each part a multiple of 64 words.
+// The tiles: T parts of R rows a strip of H rows (the last part the rest), tile = part x ns + strip; a tile's nodes t
+// (nodes() of them): 2 y + side (columns 0 and 31, y < R), then, where T > 1, 2R + x (its first row) and 2R + 32 + x
+// (its last row; with T = 1 those are on the frame's border: no nodes).
+struct SplitTiles {
+  int ns, T, R, H;
+  __host__ __device__ int nodes() const { return T > 1 ? 2 * R + 2 * kStripWidth : 2 * R; }
+  __host__ __device__ int tiles() const { return ns * T; }
+  __host__ __device__ int rows(int part) const { return H - part * R < R ? H - part * R : R; }
+};
+
+// One low's global memory (words): nodeid, par, lmx and mxs (a word a node of every tile each), the tiles' counts and
+// entries (32 R words a tile), each part a multiple of 64 words.
 struct SplitNodes {
   uint32_t* nodeid;
   uint32_t* par;
@@ -1786,21 +1814,23 @@ struct SplitNodes {
   uint32_t* entries;
 };
 __host__ __device__ inline size_t split_words64(size_t n) { return (n + 63) & ~size_t(63); }
-__host__ __device__ inline size_t split_slot_words(size_t ns, size_t H) {
-  return 4 * split_words64(ns * 2 * H) + split_words64(ns) + split_words64(ns * 32 * H);
+__host__ __device__ inline size_t split_slot_words(const SplitTiles& g) {
+  const size_t nt = size_t(g.tiles());
+  return 4 * split_words64(nt * size_t(g.nodes())) + split_words64(nt) + split_words64(nt * 32 * size_t(g.R));
 }
-__device__ __forceinline__ SplitNodes split_nodes(uint32_t* nodes, int slot, int ns, int H) {
-  uint32_t* b = nodes + size_t(slot) * split_slot_words(size_t(ns), size_t(H));
-  const size_t n2 = split_words64(size_t(ns) * 2 * size_t(H));
-  return SplitNodes{b, b + n2, b + 2 * n2, b + 3 * n2, b + 4 * n2, b + 4 * n2 + split_words64(size_t(ns))};
+__device__ __forceinline__ SplitNodes split_nodes(uint32_t* nodes, int slot, const SplitTiles& g) {
+  uint32_t* b = nodes + size_t(slot) * split_slot_words(g);
+  const size_t n2 = split_words64(size_t(g.tiles()) * size_t(g.nodes()));
+  return SplitNodes{b, b + n2, b + 2 * n2, b + 3 * n2, b + 4 * n2, b + 4 * n2 + split_words64(size_t(g.tiles()))};
 }
 
-// Step 1's node ids: node t's id (kNoNode off S or on the frame's border), and for a representative its parent and
-// local maximum. rep_of(t, &rep, &mx): node t's representative and its root's local maximum (false: none).
+// Step 1's node ids for tile `tile`: node t's id (kNoNode off S or on the frame's border), and for a representative
+// its parent and local maximum. rep_of(t, &rep, &mx): node t's representative and its root's local maximum (false:
+// none).
 template <class RepOf>
-__device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int strip, int H, RepOf rep_of) {
-  const uint32_t base = uint32_t(strip) * 2u * uint32_t(H);
-  for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads) {
+__device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int tile, int n, RepOf rep_of) {
+  const uint32_t base = uint32_t(tile) * uint32_t(n);
+  for (int t = int(threadIdx.x); t < n; t += kStripThreads) {
     uint32_t rep, mx;
     if (!rep_of(t, &rep, &mx)) {
       sn.nodeid[base + t] = kNoNode;
@@ -1816,27 +1846,31 @@ __device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int st
   }
 }
 
+// Block (strip, part, low l0 + blockIdx.z) of tiles of R rows.
 __global__ void __launch_bounds__(kStripThreads, 2)
-frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int cap,
+frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int cap, int R,
                          uint32_t* __restrict__ nodes) {
   after_previous();
   extern __shared__ uint32_t strip_lab[];
   __shared__ ListedShared s;
-  __shared__ uint16_t bt[2 * kStripMaxRows];  // node t's entry (kNoLabel off S)
-  __shared__ uint8_t nmx[2 * kStripMaxRows];  // node t's root's local maximum
+  __shared__ uint16_t bt[kSplitMaxNodes];  // node t's entry (kNoLabel off S)
+  __shared__ uint8_t nmx[kSplitMaxNodes];  // node t's root's local maximum
   __shared__ uint32_t out_n;
-  const int strip = int(blockIdx.x), ns = int(gridDim.x), l = l0 + int(blockIdx.y);
-  const int W = p.width, H = p.height, x0 = strip * kStripWidth;
+  const int W = p.width, H = p.height;
+  const SplitTiles g{int(gridDim.x), int(gridDim.y), R, H};
+  const int strip = int(blockIdx.x), part = int(blockIdx.y), l = l0 + int(blockIdx.z);
+  const int x0 = strip * kStripWidth, r0 = part * R, rows = g.rows(part), n = g.nodes();
+  const int tile = part * g.ns + strip;
   const uint32_t lo = ls.low[l];
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
-  for (int t = threadIdx.x; t < 2 * H; t += blockDim.x) bt[t] = uint16_t(kNoLabel);
+  for (int t = threadIdx.x; t < n; t += blockDim.x) bt[t] = uint16_t(kNoLabel);
   if (threadIdx.x == 0) out_n = 0;
   uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
-  const SplitNodes sn = split_nodes(nodes, int(blockIdx.y), ns, H);
-  uint32_t* out = sn.entries + size_t(strip) * 32 * size_t(H);
-  auto frame_border = [&](int t) { return (t & 1) ? strip == ns - 1 : strip == 0; };
+  const SplitNodes sn = split_nodes(nodes, int(blockIdx.z), g);
+  uint32_t* out = sn.entries + size_t(tile) * 32 * size_t(R);
+  const PixelReps border{nullptr, nullptr, 0u, R, rows, strip, g.ns, part, g.T};  // frame_border only
   listed_label<false>(
-      p, lo, cap, nullptr, 0u, 0u, x0, 0, H, 1, 0, 0u, strip_lab, s,
+      p, lo, cap, nullptr, 0u, 0u, x0, r0, R, 1, 0, 0u, strip_lab, s,
       [&](const auto& Lx, const ListedWarp& w) {  // Lx: this block's entries (one block, no cluster)
         listed_count(Lx, w, s.f, sm, plane, W);
         // Node t's entry, and its root's local maximum (the roots' words hold kAccW | max until they take a rep).
@@ -1846,20 +1880,27 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
           return par >= kSplitRootW ? e : par;
         };
         for (int i = w.lane; i < w.n; i += 32) {
-          const uint32_t e = w.wbase + uint32_t(i), kk = *L.w.at(e) & 0xffffu, x = kk % kStripWidth;
-          if (x == 0 || x == kStripWidth - 1) {
-            const uint32_t t = 2 * (kk / kStripWidth) + (x != 0);
+          const uint32_t e = w.wbase + uint32_t(i), kk = *L.w.at(e) & 0xffffu;
+          const int x = int(kk % kStripWidth), y = int(kk / kStripWidth);
+          const bool edge_row = g.T > 1 && (y == 0 || y == rows - 1);
+          if (x != 0 && x != kStripWidth - 1 && !edge_row) continue;
+          const uint8_t m = uint8_t(L.load(root_of(e)) & 0xffu);
+          auto put = [&](int t) {
             bt[t] = uint16_t(e);
-            nmx[t] = uint8_t(L.load(root_of(e)) & 0xffu);
-          }
+            nmx[t] = m;
+          };
+          if (x == 0) put(2 * y);
+          if (x == kStripWidth - 1) put(2 * y + 1);
+          if (edge_row && y == 0) put(2 * R + x);
+          if (edge_row && y == rows - 1) put(2 * R + kStripWidth + x);
         }
         __syncthreads();
         // The roots take their smallest border node.
-        for (int t = int(threadIdx.x); t < 2 * H; t += kStripThreads)
-          if (bt[t] != kNoLabel && !frame_border(t)) L.atomic_min(root_of(bt[t]), kSplitRootW | uint32_t(t));
+        for (int t = int(threadIdx.x); t < n; t += kStripThreads)
+          if (bt[t] != kNoLabel && !border.frame_border(t)) L.atomic_min(root_of(bt[t]), kSplitRootW | uint32_t(t));
         __syncthreads();
-        split_publish_nodes(sn, strip, H, [&](int t, uint32_t* rep, uint32_t* mx) {
-          if (bt[t] == kNoLabel || frame_border(t)) return false;
+        split_publish_nodes(sn, tile, n, [&](int t, uint32_t* rep, uint32_t* mx) {
+          if (bt[t] == kNoLabel || border.frame_border(t)) return false;
           *rep = L.load(root_of(bt[t])) & 0xfffu;
           *mx = nmx[t];
           return true;
@@ -1882,22 +1923,22 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
           if (keep) out[at + __popc(m & ((1u << w.lane) - 1u))] = v;
         }
         __syncthreads();
-        if (threadIdx.x == 0) sn.count[strip] = out_n;
+        if (threadIdx.x == 0) sn.count[tile] = out_n;
       },
       on_overflow([&] {
-        // A label a pixel in the entries' memory (32 H words), the codes where listed_label loaded them.
-        const StripCcl c{out, reinterpret_cast<uint8_t*>(strip_lab), nullptr, 0, H, 0, H, 0,
+        // A label a pixel in the entries' memory (32 R words), the codes where listed_label loaded them.
+        const StripCcl c{out, reinterpret_cast<uint8_t*>(strip_lab), nullptr, 0, H, r0, rows, r0,
                          int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
                          int(blockDim.x / kStripWidth)};
         strip_load(c, p.q, W, x0, lo);
         __syncthreads();
-        const SharedLabels L{out, 0};
+        const SharedLabels L{out, uint32_t(r0 * kStripWidth)};
         const StripChunk ch = strip_label(c, L, lo);
         strip_count_pixels(c, ch, L, p, ls.slot[l], s.f, sm, cmax, x0);
         __syncthreads();
-        const PixelReps v{out, c.codes, H, strip, ns};
-        v.prepare();
-        split_publish_nodes(sn, strip, H, [&](int t, uint32_t* rep, uint32_t* mx) {
+        const PixelReps v{out, c.codes, uint32_t(r0 * kStripWidth), R, rows, strip, g.ns, part, g.T};
+        v.prepare(n);
+        split_publish_nodes(sn, tile, n, [&](int t, uint32_t* rep, uint32_t* mx) {
           uint32_t r;
           if (v.frame_border(t) || !v.local(t, &r)) return false;
           const uint32_t w = out[r];
@@ -1905,34 +1946,64 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
           *mx = w & 0xffu;
           return true;
         });
-        if (threadIdx.x == 0) sn.count[strip] = kSplitPixels;
+        if (threadIdx.x == 0) sn.count[tile] = kSplitPixels;
       }));
 }
 
-// Step 2 for row i of the strip borders of a low (strips 1 .. ns - 1: i = (strip - 1) H + y; none past them), by
-// whole warps of consecutive rows (a row repeating the one before it in the warp skips its merge).
-__device__ __forceinline__ void split_merge_row(const SplitNodes& sn, int ns, int H, uint32_t i) {
+// Step 2, item i of a low (none past them), by whole warps of consecutive items (an item repeating the one before it
+// in the warp skips its first merge):
+//   i < V = T (ns - 1) R: row y of the left border of tile (strip 1 .. ns - 1, part), i = (part (ns - 1) + strip - 1) R
+//     + y, against column 31 of the tile to its left (rows y - 1 .. y + 1 of the part);
+//   then, from the multiple of 32 at or above V: column x of the first row of tile (strip, part 1 .. T - 1) against the
+//     last row of the tile above (columns x - 1 .. x + 1, into the neighbours' tiles at the corners).
+__device__ __forceinline__ void split_merge_item(const SplitNodes& sn, const SplitTiles& g, uint32_t i) {
   const GlobalLabels G{sn.par};
-  const uint32_t h = uint32_t(H), strip = 1u + i / h, y = i % h;
-  const uint32_t base = strip * 2u * h, left = base - 2u * h;
-  const bool in_range = i < uint32_t(ns - 1) * h;
-  auto left_id = [&](uint32_t yy) { return yy < h ? __ldcg(sn.nodeid + left + 2u * yy + 1u) : kNoNode; };
-  uint32_t own = in_range ? __ldcg(sn.nodeid + base + 2u * y) : kNoNode, a = kNoNode;
-  bool below = false;
-  if (own != kNoNode) {
-    a = left_id(y);
-    if (a == kNoNode) {
-      a = y > 0 ? left_id(y - 1u) : kNoNode;
-      below = true;
+  const uint32_t n = uint32_t(g.nodes()), R = uint32_t(g.R), ns = uint32_t(g.ns);
+  const uint32_t per_part = (ns - 1u) * R, V = uint32_t(g.T) * per_part, Vpad = (V + 31u) & ~31u;
+  uint32_t own = kNoNode, a = kNoNode, b = kNoNode;
+  if (i < Vpad) {
+    const uint32_t part = i / max(per_part, 1u), strip = 1u + (i % max(per_part, 1u)) / R, y = i % R;
+    const uint32_t rows = uint32_t(g.rows(int(part)));
+    if (i < V && y < rows) {
+      const uint32_t base = (part * ns + strip) * n, left = base - n;
+      auto left_id = [&](uint32_t yy) { return yy < rows ? __ldcg(sn.nodeid + left + 2u * yy + 1u) : kNoNode; };
+      own = __ldcg(sn.nodeid + base + 2u * y);
+      if (own != kNoNode) {
+        a = left_id(y);
+        if (a == kNoNode) {
+          a = y > 0 ? left_id(y - 1u) : kNoNode;
+          b = left_id(y + 1u);
+        }
+      }
+    }
+  } else {
+    const uint32_t j = i - Vpad, part = 1u + j / (ns * 32u), strip = (j / 32u) % ns, x = j % 32u;
+    if (part < uint32_t(g.T)) {  // none past the items
+      const uint32_t base = (part * ns + strip) * n, above = base - ns * n, last = 2u * R + 32u;
+      auto above_id = [&](int xx) {
+        if (xx < 0) return strip > 0 ? __ldcg(sn.nodeid + above - n + last + 31u) : kNoNode;
+        if (xx > 31) return strip + 1u < ns ? __ldcg(sn.nodeid + above + n + last) : kNoNode;
+        return __ldcg(sn.nodeid + above + last + uint32_t(xx));
+      };
+      own = __ldcg(sn.nodeid + base + 2u * R + x);
+      if (own != kNoNode) {
+        a = above_id(int(x));
+        if (a == kNoNode) {
+          a = above_id(int(x) - 1);
+          b = above_id(int(x) + 1);
+        }
+      }
     }
   }
   const uint32_t lane = threadIdx.x % 32u;
   const uint32_t up_own = __shfl_up_sync(0xffffffffu, own, 1), up_a = __shfl_up_sync(0xffffffffu, a, 1);
   if (a != kNoNode && !(lane >= 1 && up_own == own && up_a == a)) merge(G, a, own);
-  if (below) {
-    const uint32_t b = left_id(y + 1u);
-    if (b != kNoNode) merge(G, b, own);
-  }
+  if (b != kNoNode) merge(G, b, own);
+}
+// Step 2's items a low (a multiple of 32 between the two kinds).
+__host__ __device__ inline uint32_t split_merge_items(const SplitTiles& g) {
+  const uint32_t V = uint32_t(g.T) * uint32_t(g.ns - 1) * uint32_t(g.R);
+  return ((V + 31u) & ~31u) + uint32_t(g.T - 1) * uint32_t(g.ns) * 32u;
 }
 
 // Step 3 for node n of a low: a representative folds its local maximum into its root's, and takes the root as parent.
@@ -1947,30 +2018,33 @@ __device__ __forceinline__ void split_fold_node(const SplitNodes& sn, uint32_t n
 
 // Steps 2 to 4, a launch each (one cooperative launch of the three, with barriers of the grid between them, measured
 // slower: 56 µs against 46 at 1080p C_0.03).
-__global__ void __launch_bounds__(256) frame_split_merge_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
+__global__ void __launch_bounds__(256) frame_split_merge_kernel(SplitTiles g, uint32_t* __restrict__ nodes) {
   after_previous();
-  split_merge_row(split_nodes(nodes, int(blockIdx.y), ns, H), ns, H, blockIdx.x * blockDim.x + threadIdx.x);
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  split_merge_item(split_nodes(nodes, int(blockIdx.y), g), g, i);
 }
-__global__ void __launch_bounds__(256) frame_split_fold_kernel(int ns, int H, uint32_t* __restrict__ nodes) {
+__global__ void __launch_bounds__(256) frame_split_fold_kernel(SplitTiles g, uint32_t* __restrict__ nodes) {
   after_previous();
-  const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
-  if (n < uint32_t(ns) * 2u * uint32_t(H)) split_fold_node(split_nodes(nodes, int(blockIdx.y), ns, H), n);
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < uint32_t(g.tiles()) * uint32_t(g.nodes())) split_fold_node(split_nodes(nodes, int(blockIdx.y), g), i);
 }
-// Step 4: block (strip, low l0 + blockIdx.y) of the batch (after step 3: a representative's parent is its root).
+// Step 4: block (strip, part, low l0 + blockIdx.z).
 __global__ void __launch_bounds__(kStripThreads)
-frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax,
+frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int R,
                           uint32_t* __restrict__ nodes) {
   after_previous();
-  __shared__ uint8_t fmx[2 * kStripMaxRows];  // a representative's frame maximum where it exceeds its local one, else 0
-  __shared__ uint8_t lmx[2 * kStripMaxRows];  // its local maximum
+  __shared__ uint8_t fmx[kSplitMaxNodes];  // a representative's frame maximum where it exceeds its local one, else 0
+  __shared__ uint8_t lmx[kSplitMaxNodes];  // its local maximum
   __shared__ uint16_t f[kMaxThreshold + 1];
-  const int strip = int(blockIdx.x), ns = int(gridDim.x), l = l0 + int(blockIdx.y);
-  const int W = p.width, H = p.height, x0 = strip * kStripWidth;
+  const int W = p.width, H = p.height;
+  const SplitTiles g{int(gridDim.x), int(gridDim.y), R, H};
+  const int strip = int(blockIdx.x), part = int(blockIdx.y), l = l0 + int(blockIdx.z);
+  const int x0 = strip * kStripWidth, r0 = part * R, rows = g.rows(part), n = g.nodes();
   const uint32_t lo = ls.low[l];
-  const SplitNodes sn = split_nodes(nodes, int(blockIdx.y), ns, H);
-  const uint32_t base = uint32_t(strip) * 2u * uint32_t(H);
+  const SplitNodes sn = split_nodes(nodes, int(blockIdx.z), g);
+  const uint32_t base = uint32_t(part * g.ns + strip) * uint32_t(n);
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
-  for (int t = int(threadIdx.x); t < 2 * H; t += int(blockDim.x)) {
+  for (int t = int(threadIdx.x); t < n; t += int(blockDim.x)) {
     uint32_t m = 0, lm = 0;
     if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
       lm = __ldcg(sn.lmx + base + t);
@@ -1984,23 +2058,24 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
   auto raise = [&](uint32_t rep, uint32_t k) {
     const uint32_t m = fmx[rep];
     if (!m) return;
-    const size_t gi = size_t(k / kStripWidth) * W + x0 + k % kStripWidth;
+    const size_t gi = size_t(r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth;
     sm_add(sm, gi, uint32_t(f[m]) - uint32_t(f[lmx[rep]]));
     if (plane) plane[gi] = uint8_t(m);
   };
-  const uint32_t* e = sn.entries + size_t(strip) * 32 * size_t(H);
-  const uint32_t n = __ldcg(sn.count + strip);
-  if (n != kSplitPixels) {
-    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+  const uint32_t* e = sn.entries + size_t(part * g.ns + strip) * 32 * size_t(R);
+  const uint32_t count = __ldcg(sn.count + part * g.ns + strip);
+  if (count != kSplitPixels) {
+    for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
       const uint32_t v = __ldcg(e + i);
       raise(v >> 16, v & 0xffffu);
     }
     return;
   }
-  for (uint32_t k = threadIdx.x; k < 32u * uint32_t(H); k += blockDim.x) {
+  const uint32_t rbase = uint32_t(r0 * kStripWidth);
+  for (uint32_t k = threadIdx.x; k < 32u * uint32_t(rows); k += blockDim.x) {
     const int x = x0 + int(k % kStripWidth);
-    if (x >= W || !in_s(__ldg(p.q + size_t(k / kStripWidth) * W + x), lo)) continue;
-    const uint32_t w = __ldcg(e + k), rw = (w & kAcc) ? w : __ldcg(e + w);
+    if (x >= W || !in_s(__ldg(p.q + size_t(r0 + int(k / kStripWidth)) * W + x), lo)) continue;
+    const uint32_t w = __ldcg(e + k), rw = (w & kAcc) ? w : __ldcg(e + (w - rbase));
     if ((rw >> 8) & 0xfffu) raise(PixelReps::rep_of(rw), k);  // a root with a representative
   }
 }
@@ -2728,27 +2803,39 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const int lows = per_sm * room.sms / ns;
     if (lows > 0 && (nlows + lows - 1) / lows <= launches) joined_lows = lows;
   }
-  // Otherwise, where the lists leave two blocks a multiprocessor (up to about 1088 rows on an H100 or H200), the split
-  // passes (frame_split_label_kernel .. frame_split_finish_kernel) in batches of split_lows lows, as many as have room
-  // after the planes (split_slot_words a low): 1080p, and C_0.01 from 1024 columns (there 0.78-0.89x the tile path's
-  // time; where frame_count_joined_kernel runs, the split passes measured 1.2-2.2x its time). Test hook
-  // GPUEC_CANNY_FRAME_SPLIT=N: at most N lows a batch, taken before frame_count_joined_kernel (0: never);
-  // GPUEC_CANNY_FRAME_JOINED=0 (the tile path) turns them off too.
+  // Otherwise the split passes (frame_split_label_kernel .. frame_split_finish_kernel) on tiles of as many rows as the
+  // lists allow two blocks a multiprocessor (up to about 1088 rows on an H100 or H200), in batches of split_lows lows, as
+  // many as have room after the planes (split_slot_words a low), where at most kSplitMaxBatches batches take the lows:
+  // 1080p, 2160p C_0.03, and C_0.01 from 1024 columns up to 1088 rows (at 1080p and 1024x1024 0.78-0.89x the tile
+  // path's time, 2160p C_0.03 on two tiles a strip 0.79x; where frame_count_joined_kernel runs, the split passes
+  // measured 1.2-2.2x its time; 2160p C_0.01 would take 8 batches and stays on the tile path). Test hook
+  // GPUEC_CANNY_FRAME_SPLIT=N: at most N lows a batch, however many batches, taken before frame_count_joined_kernel (0:
+  // never); GPUEC_CANNY_FRAME_JOINED=0 (the tile path) turns them off too.
   // The test hook GPUEC_CANNY_LIST_CAP (read once a call): 0 (no lists) keeps the listed kernels out; N caps their
   // lists, which then overflow and leave their pairs (tiles) to the redo kernels (the split passes: to their own
   // labelling a label a pixel).
   const long long hook = gpu::fail_at_frame("GPUEC_CANNY_LIST_CAP");
   int split_lows = 0, split_cap = 0;
+  SplitTiles split_tiles{ns, 1, H, H};
   const long long split_hook = gpu::fail_at_frame("GPUEC_CANNY_FRAME_SPLIT");
   if ((joined_lows == 0 || split_hook > 0) && split_hook != 0 && mode == ThresholdMode::kFrame && every_plane &&
-      room.split_room > 0 && H <= room.block_rows && nlows <= kMaxStripLayers && ns > 1 && launches > 0 &&
+      room.split_room > 0 && nlows <= kMaxStripLayers && launches > 0 &&
       hook != 0) {  // GPUEC_CANNY_FRAME_JOINED=0: the tile path
-    const int lcap = listed_cap(H, room.split_room, 1);
-    const size_t slot = 4 * split_slot_words(size_t(ns), size_t(H));
+    int lcap = 0;
+    for (int T = 1; T <= kSplitMaxTiles && lcap == 0; ++T) {
+      const int R = (H + T - 1) / T;
+      const int cap = R <= kStripMaxRows ? listed_cap(R, room.split_room, 1) : 0;
+      if (cap > 0 && listed_fits(R, cap) && kStripWidth * cap < int(kSplitRootW)) {
+        lcap = cap;
+        split_tiles = SplitTiles{ns, (H + R - 1) / R, R, H};  // every part has rows (T parts of R could leave none)
+      }
+    }
+    const size_t slot = 4 * split_slot_words(split_tiles);
     const size_t free_bytes = ws.planes * W * H > node_offset ? ws.planes * W * H - node_offset : 0;
     int lows = int(std::min<size_t>(size_t(nlows), free_bytes / slot));
     if (split_hook > 0) lows = int(std::min<long long>(lows, split_hook));
-    if (lcap > 0 && listed_fits(H, lcap) && lows > 0 && kStripWidth * lcap < int(kSplitRootW)) {
+    if (lcap > 0 && lows > 0 && split_tiles.tiles() > 1 &&
+        (split_hook > 0 || (nlows + lows - 1) / lows <= kSplitMaxBatches)) {
       split_lows = lows;
       split_cap = hook > 0 && hook < lcap ? int(hook) : lcap;
       joined_lows = 0;
@@ -2880,16 +2967,18 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         uint32_t* nodes = reinterpret_cast<uint32_t*>(cmax + node_offset);
         uint32_t* sync = frame_sync(ws.redo, size_t(ns));
         for (int l0 = 0; split_lows > 0 && l0 < ls.n; l0 += split_lows) {
+          const SplitTiles& g = split_tiles;
           const unsigned nb = unsigned(std::min(split_lows, ls.n - l0));
-          const unsigned rows = unsigned(ns - 1) * unsigned(H), nodes2 = unsigned(ns) * 2u * unsigned(H);
-          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns), nb), kStripThreads, listed_bytes(H, split_cap), stream},
-                                           frame_split_label_kernel, p, ls, l0, ws.sm, cmax, split_cap, nodes));
-          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((rows + 255) / 256, nb), 256, 0, stream}, frame_split_merge_kernel, ns,
-                                           H, nodes));
-          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((nodes2 + 255) / 256, nb), 256, 0, stream}, frame_split_fold_kernel,
-                                           ns, H, nodes));
-          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(unsigned(ns), nb), kStripThreads, 0, stream},
-                                           frame_split_finish_kernel, p, ls, l0, ws.sm, cmax, nodes));
+          const unsigned items = split_merge_items(g), nodes_all = unsigned(g.tiles()) * unsigned(g.nodes());
+          const dim3 tiles(unsigned(g.ns), unsigned(g.T), nb);
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, listed_bytes(g.R, split_cap), stream},
+                                           frame_split_label_kernel, p, ls, l0, ws.sm, cmax, split_cap, g.R, nodes));
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((items + 255) / 256, nb), 256, 0, stream}, frame_split_merge_kernel, g,
+                                           nodes));
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((nodes_all + 255) / 256, nb), 256, 0, stream},
+                                           frame_split_fold_kernel, g, nodes));
+          GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, 0, stream}, frame_split_finish_kernel, p, ls, l0,
+                                           ws.sm, cmax, g.R, nodes));
         }
         for (int l0 = 0; joined_lows > 0 && l0 < ls.n; l0 += joined_lows) {
           gpu::LaunchShape shape{dim3(unsigned(ns), unsigned(std::min(joined_lows, ls.n - l0))), kStripThreads,
