@@ -1638,6 +1638,13 @@ __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
 // "No node": a border pixel off S or on the frame's border, in the frame union-finds' node arrays.
 constexpr uint32_t kNoNode = 0xffffffffu;
 
+// Border node t of a tile of `rows` rows (R: the tiles' rows; t = 2 y + side for y < rows, then the first row's 32 and
+// the last row's 32 where the strip has several tiles): its pixel, y 32 + x.
+__device__ __forceinline__ int node_pixel(int t, int R, int rows) {
+  if (t < 2 * R) return (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
+  return t < 2 * R + kStripWidth ? t - 2 * R : (rows - 1) * kStripWidth + (t - 2 * R - kStripWidth);
+}
+
 // A tile's labels a pixel after strip_label (a whole strip in shared memory: frame_count_joined_kernel; a tile of
 // frame_split_label_kernel's, in global memory, where its lists overflow; lab[k], k = (y - r0) 32 + x, holds the strip
 // index of a parent, base = 32 r0 below it) and its border nodes (SplitTiles: t = 2 y + side, then the first row and the
@@ -1660,7 +1667,7 @@ struct PixelReps {
       if ((t >> 1) >= rows) return false;
       k = (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
     } else {
-      k = t < 2 * R + kStripWidth ? t - 2 * R : (rows - 1) * kStripWidth + (t - 2 * R - kStripWidth);
+      k = node_pixel(t, R, rows);  // the column nodes written out above: frame_count_joined_kernel's PTX as measured
     }
     if (!in_code(codes[k])) return false;
     const uint32_t w = lab[k];
@@ -1803,12 +1810,14 @@ struct SplitTiles {
   __host__ __device__ int rows(int part) const { return H - part * R < R ? H - part * R : R; }
 };
 
-// One low's global memory (words): nodeid, par, lmx and mxs (a word a node of every tile each), the tiles' counts and
-// entries (32 R words a tile), each part a multiple of 64 words.
+// One low's global memory (words): nodeid, par and mxs (a word a node of every tile each), the tiles' counts and
+// entries (32 R words a tile), each part a multiple of 64 words. No array of the local maxima: a representative's mxs
+// holds its own until the fold raises it where it is a frame root, and its pixel's plane holds it (the low's plane
+// after step 1: every low of the split passes has one); a fourth array of words a node would leave 1080p C_0.01 7
+// lows a batch instead of 8 (4 batches, not 3).
 struct SplitNodes {
   uint32_t* nodeid;
   uint32_t* par;
-  uint32_t* lmx;
   uint32_t* mxs;
   uint32_t* count;
   uint32_t* entries;
@@ -1816,12 +1825,12 @@ struct SplitNodes {
 __host__ __device__ inline size_t split_words64(size_t n) { return (n + 63) & ~size_t(63); }
 __host__ __device__ inline size_t split_slot_words(const SplitTiles& g) {
   const size_t nt = size_t(g.tiles());
-  return 4 * split_words64(nt * size_t(g.nodes())) + split_words64(nt) + split_words64(nt * 32 * size_t(g.R));
+  return 3 * split_words64(nt * size_t(g.nodes())) + split_words64(nt) + split_words64(nt * 32 * size_t(g.R));
 }
 __device__ __forceinline__ SplitNodes split_nodes(uint32_t* nodes, int slot, const SplitTiles& g) {
   uint32_t* b = nodes + size_t(slot) * split_slot_words(g);
   const size_t n2 = split_words64(size_t(g.tiles()) * size_t(g.nodes()));
-  return SplitNodes{b, b + n2, b + 2 * n2, b + 3 * n2, b + 4 * n2, b + 4 * n2 + split_words64(size_t(g.tiles()))};
+  return SplitNodes{b, b + n2, b + 2 * n2, b + 3 * n2, b + 3 * n2 + split_words64(size_t(g.tiles()))};
 }
 
 // Step 1's node ids for tile `tile`: node t's id (kNoNode off S or on the frame's border), and for a representative
@@ -1840,7 +1849,6 @@ __device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int ti
     sn.nodeid[base + t] = id;
     if (rep == uint32_t(t)) {
       sn.par[id] = id;
-      sn.lmx[id] = mx;
       sn.mxs[id] = mx;
     }
   }
@@ -2011,7 +2019,7 @@ __device__ __forceinline__ void split_fold_node(const SplitNodes& sn, uint32_t n
   if (__ldcg(sn.nodeid + n) != n) return;  // not a representative
   const uint32_t top = find_root(GlobalLabels{sn.par}, n);
   if (top != n) {
-    atomicMax(sn.mxs + top, __ldcg(sn.lmx + n));
+    atomicMax(sn.mxs + top, __ldcg(sn.mxs + n));  // n is no root: no fold raises its mxs
     atomicMin(sn.par + n, top);  // the root is the smallest id of its tree: par[n] becomes it
   }
 }
@@ -2034,7 +2042,7 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
                           uint32_t* __restrict__ nodes) {
   after_previous();
   __shared__ uint8_t fmx[kSplitMaxNodes];  // a representative's frame maximum where it exceeds its local one, else 0
-  __shared__ uint8_t lmx[kSplitMaxNodes];  // its local maximum
+  __shared__ uint8_t lmx[kSplitMaxNodes];  // its local maximum (its pixel's in the plane before this kernel raises it)
   __shared__ uint16_t f[kMaxThreshold + 1];
   const int W = p.width, H = p.height;
   const SplitTiles g{int(gridDim.x), int(gridDim.y), R, H};
@@ -2043,24 +2051,25 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
   const uint32_t lo = ls.low[l];
   const SplitNodes sn = split_nodes(nodes, int(blockIdx.z), g);
   const uint32_t base = uint32_t(part * g.ns + strip) * uint32_t(n);
+  uint8_t* plane = cmax + size_t(ls.slot[l]) * W * H;  // every low has one (the nodes start after nlows planes)
+  auto at = [&](uint32_t k) { return size_t(r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth; };
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
   for (int t = int(threadIdx.x); t < n; t += int(blockDim.x)) {
     uint32_t m = 0, lm = 0;
     if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
-      lm = __ldcg(sn.lmx + base + t);
+      lm = __ldcg(plane + at(uint32_t(node_pixel(t, R, rows))));
       m = __ldcg(sn.mxs + __ldcg(sn.par + base + t));
     }
     fmx[t] = uint8_t(m > lm ? m : 0u);
     lmx[t] = uint8_t(lm);
   }
   __syncthreads();
-  uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
   auto raise = [&](uint32_t rep, uint32_t k) {
     const uint32_t m = fmx[rep];
     if (!m) return;
-    const size_t gi = size_t(r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth;
+    const size_t gi = at(k);
     sm_add(sm, gi, uint32_t(f[m]) - uint32_t(f[lmx[rep]]));
-    if (plane) plane[gi] = uint8_t(m);
+    plane[gi] = uint8_t(m);
   };
   const uint32_t* e = sn.entries + size_t(part * g.ns + strip) * 32 * size_t(R);
   const uint32_t count = __ldcg(sn.count + part * g.ns + strip);
