@@ -2815,9 +2815,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   // Otherwise the split passes (frame_split_label_kernel .. frame_split_finish_kernel) on tiles of as many rows as the
   // lists allow two blocks a multiprocessor (up to about 1088 rows on an H100 or H200), in batches of split_lows lows, as
   // many as have room after the planes (split_slot_words a low), where at most kSplitMaxBatches batches take the lows:
-  // 1080p, 2160p C_0.03, and C_0.01 from 1024 columns up to 1088 rows (at 1080p and 1024x1024 0.78-0.89x the tile
-  // path's time, 2160p C_0.03 on two tiles a strip 0.79x; where frame_count_joined_kernel runs, the split passes
-  // measured 1.2-2.2x its time; 2160p C_0.01 would take 8 batches and stays on the tile path). Test hook
+  // 1080p, 2160p C_0.03, and C_0.01 from 1024 columns up to 1088 rows (H200: 1080p 0.82x the tile path's time, C_0.01
+  // 0.71x, 1024x1024 C_0.01 0.78x, 2160p C_0.03 on two tiles a strip 0.78x; where frame_count_joined_kernel runs, the
+  // split passes measured 1.2-2.2x its time; 2160p C_0.01 has room for one low a batch and stays on the tile path:
+  // forced, its 24 batches took 0.998x the tile path's time). Batches cost: 1080p C_0.03 in 2 batches took 1.23x its
+  // time in 1, 2160p C_0.03 in 4 1.12x its time in 2 (a launch of fewer lows fills the device less). Test hook
   // GPUEC_CANNY_FRAME_SPLIT=N: at most N lows a batch, however many batches, taken before frame_count_joined_kernel (0:
   // never); GPUEC_CANNY_FRAME_JOINED=0 (the tile path) turns them off too.
   // The test hook GPUEC_CANNY_LIST_CAP (read once a call): 0 (no lists) keeps the listed kernels out; N caps their
