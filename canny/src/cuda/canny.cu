@@ -1770,18 +1770,18 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
 }
 
 // ---- frame mode in split passes (frame_split_label_kernel .. frame_split_finish_kernel) --------------------------
-// Frame mode where frame_count_joined_kernel does not run (1080p, 2160p; C_0.01 from 1024 columns). A cooperative kernel
-// that joins the strips between its phases waits at each for the slowest strip of the low (a branch with the joined
-// kernel over the lists, issue 18's eighteenth session: a launch of 4 lows of 60 strips took the slowest strip's
-// labelling plus the joins, 124 µs for the 4 lowest lows of C_0.03, no faster than the tile path). Here no block waits
-// for another. The strips are cut into T tiles of R rows (SplitTiles: as few as the lists allow two blocks a
+// Frame mode where frame_count_joined_kernel does not run (1080p, 2160p C_0.03; C_0.01 from 1024 columns). A
+// cooperative kernel that joins the strips between its phases waits at each for the slowest strip of the low (a branch
+// with the joined kernel over the lists, issue 18's eighteenth session: a launch of 4 lows of 60 strips took the
+// slowest strip's labelling plus the joins, 124 µs for the 4 lowest lows of C_0.03, no faster than the tile path).
+// Here no block waits for another. The strips are cut into T tiles of R rows (SplitTiles: as few as the lists allow two blocks a
 // multiprocessor, up to about 1088 rows on an H100 or H200: one a strip at 1080p, two at 2160p); four launches a batch of
 // lows:
 //   1. frame_split_label_kernel, a block a (tile, low) as strip_count_listed_kernel labels a strip: the lists'
 //      labelling, SM and the low's plane from the tile's own components (the local maxima); then each local root that
 //      touches the tile's border takes a representative, its smallest border node (not on the frame's border), and the
 //      block publishes the node ids (tile * nodes + the representative; kNoNode off S and on the frame's border),
-//      the representatives' parents (themselves) and local maxima, and the entries (rep << 16 | k) of its pixels whose
+//      the representatives' parents (themselves) and local maxima (mxs), and the entries (rep << 16 | k) of its pixels whose
 //      root has one. A block whose lists overflow labels its tile a label a pixel in the entries' global memory
 //      (strip_label, PixelReps) and publishes the same from there.
 //   2. frame_split_merge_kernel: column 0 of each tile against column 31 of the tile to its left, and row 0 against the
@@ -1798,7 +1798,7 @@ constexpr uint32_t kSplitRootW = 0xf000u;
 constexpr int kSplitMaxNodes = 2 * kStripMaxRows + 2 * kStripWidth;
 static_assert(kSplitMaxNodes < 0xf00, "a tile's nodes fit a list root's word and PixelReps' 12 bits");
 constexpr int kSplitMaxTiles = 16;   // tiles a strip (detect_edges_cuda)
-constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080p C_0.01 takes 4 on an H200)
+constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080p C_0.01 takes 3 on an H200)
 
 // The tiles: T parts of R rows a strip of H rows (the last part the rest), tile = part x ns + strip; a tile's nodes t
 // (nodes() of them): 2 y + side (columns 0 and 31, y < R), then, where T > 1, 2R + x (its first row) and 2R + 32 + x
