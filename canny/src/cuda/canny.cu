@@ -1805,7 +1805,8 @@ constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080
 // (its last row; with T = 1 those are on the frame's border: no nodes).
 struct SplitTiles {
   int ns, T, R, H;
-  __host__ __device__ int nodes() const { return T > 1 ? 2 * R + 2 * kStripWidth : 2 * R; }
+  __host__ __device__ bool row_nodes() const { return T > 1; }  // a tile's first and last rows have nodes
+  __host__ __device__ int nodes() const { return row_nodes() ? 2 * R + 2 * kStripWidth : 2 * R; }
   __host__ __device__ int tiles() const { return ns * T; }
   __host__ __device__ int rows(int part) const { return H - part * R < R ? H - part * R : R; }
 };
@@ -1821,6 +1822,9 @@ struct SplitNodes {
   uint32_t* mxs;
   uint32_t* count;
   uint32_t* entries;
+  __device__ __forceinline__ uint32_t* entries_of(int tile, int R) const {
+    return entries + size_t(tile) * kStripWidth * size_t(R);
+  }
 };
 __host__ __device__ inline size_t split_words64(size_t n) { return (n + 63) & ~size_t(63); }
 __host__ __device__ inline size_t split_slot_words(const SplitTiles& g) {
@@ -1873,9 +1877,9 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) s.f[j] = ls.f[l][j];
   for (int t = threadIdx.x; t < n; t += blockDim.x) bt[t] = uint16_t(kNoLabel);
   if (threadIdx.x == 0) out_n = 0;
-  uint8_t* plane = ls.slot[l] >= 0 ? cmax + size_t(ls.slot[l]) * W * H : nullptr;
+  uint8_t* plane = cmax + size_t(ls.slot[l]) * W * H;  // every low has one (the nodes start after nlows planes)
   const SplitNodes sn = split_nodes(nodes, int(blockIdx.z), g);
-  uint32_t* out = sn.entries + size_t(tile) * 32 * size_t(R);
+  uint32_t* out = sn.entries_of(tile, R);
   const PixelReps border{nullptr, nullptr, 0u, R, rows, strip, g.ns, part, g.T};  // frame_border only
   listed_label<false>(
       p, lo, cap, nullptr, 0u, 0u, x0, r0, R, 1, 0, 0u, strip_lab, s,
@@ -1890,7 +1894,7 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
         for (int i = w.lane; i < w.n; i += 32) {
           const uint32_t e = w.wbase + uint32_t(i), kk = *L.w.at(e) & 0xffffu;
           const int x = int(kk % kStripWidth), y = int(kk / kStripWidth);
-          const bool edge_row = g.T > 1 && (y == 0 || y == rows - 1);
+          const bool edge_row = g.row_nodes() && (y == 0 || y == rows - 1);
           if (x != 0 && x != kStripWidth - 1 && !edge_row) continue;
           const uint8_t m = uint8_t(L.load(root_of(e)) & 0xffu);
           auto put = [&](int t) {
@@ -1970,7 +1974,7 @@ __device__ __forceinline__ void split_merge_item(const SplitNodes& sn, const Spl
   const uint32_t per_part = (ns - 1u) * R, V = uint32_t(g.T) * per_part, Vpad = (V + 31u) & ~31u;
   uint32_t own = kNoNode, a = kNoNode, b = kNoNode;
   if (i < Vpad) {
-    const uint32_t part = i / max(per_part, 1u), strip = 1u + (i % max(per_part, 1u)) / R, y = i % R;
+    const uint32_t part = i / per_part, strip = 1u + (i % per_part) / R, y = i % R;  // per_part > 0: ns > 1 here
     const uint32_t rows = uint32_t(g.rows(int(part)));
     if (i < V && y < rows) {
       const uint32_t base = (part * ns + strip) * n, left = base - n;
@@ -2048,9 +2052,10 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
   const SplitTiles g{int(gridDim.x), int(gridDim.y), R, H};
   const int strip = int(blockIdx.x), part = int(blockIdx.y), l = l0 + int(blockIdx.z);
   const int x0 = strip * kStripWidth, r0 = part * R, rows = g.rows(part), n = g.nodes();
+  const int tile = part * g.ns + strip;
   const uint32_t lo = ls.low[l];
   const SplitNodes sn = split_nodes(nodes, int(blockIdx.z), g);
-  const uint32_t base = uint32_t(part * g.ns + strip) * uint32_t(n);
+  const uint32_t base = uint32_t(tile) * uint32_t(n);
   uint8_t* plane = cmax + size_t(ls.slot[l]) * W * H;  // every low has one (the nodes start after nlows planes)
   auto at = [&](uint32_t k) { return size_t(r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth; };
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
@@ -2071,8 +2076,8 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     sm_add(sm, gi, uint32_t(f[m]) - uint32_t(f[lmx[rep]]));
     plane[gi] = uint8_t(m);
   };
-  const uint32_t* e = sn.entries + size_t(part * g.ns + strip) * 32 * size_t(R);
-  const uint32_t count = __ldcg(sn.count + part * g.ns + strip);
+  const uint32_t* e = sn.entries_of(tile, R);
+  const uint32_t count = __ldcg(sn.count + tile);
   if (count != kSplitPixels) {
     for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
       const uint32_t v = __ldcg(e + i);
