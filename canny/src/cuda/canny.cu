@@ -127,13 +127,15 @@ __device__ __forceinline__ uint32_t* frame_flag(uint32_t* sync, uint32_t ns, uin
   return sync - 1 - redo_any(ns) + redo_mark(strip, layer);
 }
 
-// Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 4 up to 16 Mpixels (2160p), 1 beyond, so
-// the workspace stays within 73 bytes per pixel up to 1080p (64 of them the label planes), 41 up to 16 Mpixels and
+// Label planes per batch of lows (the tile path): 8 up to 4 Mpixels, 6 up to 16 Mpixels (2160p), 1 beyond, so
+// the workspace stays within 73 bytes per pixel up to 1080p (64 of them the label planes), 57 up to 16 Mpixels and
 // 17 beyond (for frames at least 8 pixels wide: narrower ones need more for the tile path's bit rows,
 // tile_root_words).
 // In strip mode the same memory holds one byte plane of component maxima per low: 32 up to 16 Mpixels, which
-// covers C_0.01's 24 lows.
-int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 4 : 1); }
+// covers C_0.01's 24 lows. Frame mode's split passes take their nodes after the planes: with 6 planes (48 bytes a
+// pixel) 2160p C_0.03 is one batch, where 4 planes (32) made it two (H200: 2160p frame C_0.03 0.94x the time with
+// 4, C_0.01 on the tile path, 6 lows a batch instead of 4, 0.92x; +133 MB at 2160p).
+int label_layers(size_t n) { return n <= (size_t(1) << 22) ? 8 : (n <= (size_t(1) << 24) ? 6 : 1); }
 
 // The tile path's bit rows of tile roots: a word per row of a strip and label plane.
 size_t tile_root_words(int width, int height, int layers) {
@@ -2821,10 +2823,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
   // lists allow two blocks a multiprocessor (up to about 1088 rows on an H100 or H200), in batches of split_lows lows, as
   // many as have room after the planes (split_slot_words a low), where at most kSplitMaxBatches batches take the lows:
   // 1080p, 2160p C_0.03, and C_0.01 from 1024 columns up to 1088 rows (H200: 1080p 0.82x the tile path's time, C_0.01
-  // 0.71x, 1024x1024 C_0.01 0.78x, 2160p C_0.03 on two tiles a strip 0.78x; where frame_count_joined_kernel runs, the
-  // split passes measured 1.2-2.2x its time; 2160p C_0.01 has room for one low a batch and stays on the tile path:
-  // forced, its 24 batches took 0.998x the tile path's time). Batches cost: 1080p C_0.03 in 2 batches took 1.23x its
-  // time in 1, 2160p C_0.03 in 4 1.12x its time in 2 (a launch of fewer lows fills the device less). Test hook
+  // 0.71x, 1024x1024 C_0.01 0.78x, 2160p C_0.03 on two tiles a strip 0.78x, then one batch instead of two 0.94x of
+  // that; where frame_count_joined_kernel runs, the split passes measured 1.2-2.2x its time; 2160p C_0.01 has room for
+  // 5 lows a batch, 5 batches, and stays on the tile path: forced in 24 batches of one low, it took 0.998x the tile
+  // path's time). Batches cost: 1080p C_0.03 in 2 batches took 1.23x its time in 1, 2160p C_0.03 in 4 1.12x its time
+  // in 2 (a launch of fewer lows fills the device less). Test hook
   // GPUEC_CANNY_FRAME_SPLIT=N: at most N lows a batch, however many batches, taken before frame_count_joined_kernel (0:
   // never); GPUEC_CANNY_FRAME_JOINED=0 (the tile path) turns them off too.
   // The test hook GPUEC_CANNY_LIST_CAP (read once a call): 0 (no lists) keeps the listed kernels out; N caps their
