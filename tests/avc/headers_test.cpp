@@ -723,7 +723,9 @@ TEST(AvcParams, HeaderOnlyParseEqualsParse) {
         continue;
       }
       const avc::SliceHeader &x = a.hp.slice(), &y = b.slice();
-      if (ops == 400 && cut == slice.size()) EXPECT_GT(x.data_bit, 8u * 1000);
+      if (ops == 400 && cut == slice.size()) {
+        EXPECT_GT(x.data_bit, 8u * 1000);
+      }
       EXPECT_EQ(x.data_bit, y.data_bit);
       EXPECT_EQ(x.data_bit, data_bit);
       EXPECT_EQ(x.num_mmco, y.num_mmco);
@@ -738,7 +740,9 @@ TEST(AvcParams, HeaderOnlyParseEqualsParse) {
       ASSERT_TRUE(avc::rbsp_stop_bit(a.hp.rbsp().bytes.data(), a.hp.rbsp().bytes.size(), &stop));
       EXPECT_EQ(stop, x.stop_bit);
       EXPECT_TRUE(y.stop_bit == 0 || y.stop_bit == x.stop_bit);
-      if (a.nals[2].size() > 64 && y.data_bit < 8 * 40) EXPECT_EQ(y.stop_bit, 0u) << "read more than a prefix";
+      if (a.nals[2].size() > 64 && y.data_bit < 8 * 40) {
+        EXPECT_EQ(y.stop_bit, 0u) << "read more than a prefix";
+      }
     }
   }
 }
