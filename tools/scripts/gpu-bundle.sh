@@ -75,14 +75,6 @@ while read -r exe; do
 done <"$list"
 # Their shared libraries other than the C and C++ runtimes (e.g. libjpeg), which a bare GPU machine may
 # lack, go to OUT/lib (run.sh puts it on LD_LIBRARY_PATH).
-copy_libs() {  # exe dest
-  ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
-    case "$(basename "$lib")" in
-      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-      *) mkdir -p "$2"; cp -L "$lib" "$2/" ;;
-    esac
-  done
-}
 for exe in "$out"/bin/*; do copy_libs "$exe" "$out/lib"; done
 for d in "${data[@]}"; do cp -a "$d" "$out/data/"; done
 cp "$here/gpu-run.sh" "$out/run.sh"

@@ -75,3 +75,14 @@ scratch_dir() {
 median() {
   sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# copy_libs EXE DEST: copies the shared libraries EXE loads, other than the C and C++ runtimes (libjpeg,
+# libxxhash, ...), which a bare GPU machine may lack, into DEST (made when there is one). For bundles.
+copy_libs() {
+  ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      *) mkdir -p "$2"; cp -L "$lib" "$2/" ;;
+    esac
+  done
+}

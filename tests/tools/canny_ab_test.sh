@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Test of the GPU A/B scripts' plumbing without a GPU (tools/bench/canny-ab-run.sh, canny-ab-compare.py),
+# registered as CTest canny_ab_tool (label unit) by tests/tools/CMakeLists.txt. usage: canny_ab_test.sh
+# A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times
+# from its variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted
+# bench arguments, a failing variant, the deadline, the archive; compare's ratios, --base, --plain, MISMATCH.
+set -u
+. "$(dirname "$0")/checks.sh"
+bench=$(cd "$(dirname "$0")/../../tools/bench" && pwd)
+PY=${PYTHON:-python3}
+
+B=$T/bundle
+mkdir -p "$B/a" "$B/b"
+cp "$bench/canny-ab-run.sh" "$B/run.sh"
+cp "$bench/../scripts/lib.sh" "$B/lib.sh"
+printf 'a 1111111\nb 2222222\n' >"$B/NAMES"
+# The stand-in: gpu_us = BASE, queued_us = BASE - 2, BASE from its folder's file (plus 50 with HOOK=1); it
+# records its arguments; a folder with a file `fail` prints a MISMATCH row and exits 1.
+for v in a b; do
+  cat >"$B/$v/canny-bench-gpu" <<'SH'
+#!/usr/bin/env bash
+d=$(dirname "$0")
+base=$(cat "$d/base")
+[ "${HOOK:-0}" = 1 ] && base=$((base + 50))
+printf '%s\n' "$@" >"$d/args.$$"
+echo "# stand-in"
+echo "image                          size config             gpu_us       cpu_us   cpu/gpu  queued_us"
+if [ -f "$d/fail" ]; then
+  printf 'img_1                      64x48  frame C_0.03  %10.1f %12.1f %9.1f %10.1f  MISMATCH\n' "$base" 0 0 $((base - 2))
+  exit 1
+fi
+printf 'img_1                      64x48  frame C_0.03  %10.1f %12.1f %9.1f %10.1f\n' "$base" 0 0 $((base - 2))
+SH
+  chmod +x "$B/$v/canny-bench-gpu"
+done
+echo 100 >"$B/a/base"
+echo 80 >"$B/b/base"
+
+expect 0 "run.sh --help" -- bash "$B/run.sh" --help
+expect 1 "run.sh: an unknown option" -- bash "$B/run.sh" --nope
+expect 1 "run.sh: a variant of a name not in the bundle" -- bash "$B/run.sh" --variant x=zz
+stderr_has "no zz in the bundle" "run.sh names the missing variant"
+expect 1 "run.sh: the same tag twice" -- bash "$B/run.sh" --variant x=a --variant x=b
+expect 1 "run.sh: --rounds 0" -- bash "$B/run.sh" --rounds 0
+
+expect 0 "run.sh: two variants, one with a hook, three rounds" -- \
+  bash "$B/run.sh" --logs "$T/l1" --rounds 3 --bench "--image img --config 'frame C_0.03'" \
+  --variant a=a --variant b=b --variant bh=b,HOOK=1
+n=$(ls "$T/l1/ab" | grep -c '^bench_')
+[ "$n" = 9 ] && ok "nine bench logs (3 variants x 3 rounds)" || bad "bench logs: $n, want 9"
+[ -s "$T/l1/ab-logs.tgz" ] && tar tzf "$T/l1/ab-logs.tgz" | grep -q 'ab/0summary.txt' &&
+  ok "ab-logs.tgz holds the summary" || bad "no ab-logs.tgz with the summary"
+grep -q "everything passed" "$T/l1/ab/0summary.txt" && ok "the summary says everything passed" ||
+  bad "summary: $(cat "$T/l1/ab/0summary.txt")"
+args=$(cat "$(ls "$B"/a/args.* | head -1)" | tr '\n' '|')
+[ "$args" = "--cpu-repeats|0|--queued|--image|img|--config|frame C_0.03|" ] &&
+  ok "the bench arguments keep their quoting" || bad "bench arguments: $args"
+
+expect 0 "compare: ratios against the first variant" -- "$PY" "$bench/canny-ab-compare.py" "$T/l1/ab-logs.tgz"
+grep -q '| img_1 | 64x48 | frame C_0.03 | 98.0-98.0 (1.000) | 78.0-78.0 (0.796) | 128.0-128.0 (1.306) |' "$T/out" &&
+  ok "queued_us ratios 78/98 and 128/98" || bad "compare: $(cat "$T/out")"
+expect 0 "compare --plain --base b" -- "$PY" "$bench/canny-ab-compare.py" --plain --base b "$T/l1/ab"
+grep -q '| 100.0-100.0 (1.250) | 80.0-80.0 (1.000) | 130.0-130.0 (1.625) |' "$T/out" &&
+  ok "gpu_us ratios against b" || bad "compare --plain: $(cat "$T/out")"
+expect 1 "compare: --base of no variant" -- "$PY" "$bench/canny-ab-compare.py" --base zz "$T/l1/ab"
+mkdir -p "$T/empty"
+expect 2 "compare: no runs" -- "$PY" "$bench/canny-ab-compare.py" "$T/empty"
+
+touch "$B/b/fail"
+expect 3 "run.sh: a variant whose output differs from the twin fails the call" -- \
+  bash "$B/run.sh" --logs "$T/l2" --rounds 1
+grep -q "bench b set 0 round 1: exit 1" "$T/l2/ab/0summary.txt" && ok "the summary names the failing run" ||
+  bad "summary: $(cat "$T/l2/ab/0summary.txt")"
+expect 0 "compare marks it" -- "$PY" "$bench/canny-ab-compare.py" "$T/l2/ab-logs.tgz"
+grep -q '| b MISMATCH |' "$T/out" && ok "b MISMATCH in the header" || bad "compare: $(cat "$T/out")"
+rm "$B/b/fail"
+
+cat >"$B/b/canny-bench-gpu" <<'SH'
+#!/usr/bin/env bash
+sleep 30
+SH
+expect 3 "run.sh: a step that outlasts the deadline is stopped" -- \
+  bash "$B/run.sh" --logs "$T/l3" --rounds 2 --deadline 6
+grep -q "stopped after" "$T/l3/ab/0summary.txt" && grep -q "not run (deadline)" "$T/l3/ab/0summary.txt" &&
+  ok "the summary says what was stopped and what was not run" || bad "summary: $(cat "$T/l3/ab/0summary.txt")"
+finish

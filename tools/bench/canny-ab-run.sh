@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from a bundle of tools/bench/canny-ab.sh (copied there as run.sh): canny-bench-gpu of
+# every variant in alternating rounds, then the tests and sanitizer runs asked for, each step limited by what is
+# left of a deadline. Logs go to LOGDIR/ab, packed into LOGDIR/ab-logs.tgz after every step (the device tool
+# returns a few files of $OUT: one archive comes back whole even when the command is stopped).
+set -u
+prog=canny-ab-run
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../scripts/lib.sh
+. "$here/lib.sh"
+
+usage() {
+  cat <<USAGE
+usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VAR=VALUE]...]...
+                          [--test NAME]... [--sanitize NAME]... [--deadline S] [--logs DIR]
+  --variant TAG=NAME,VAR=VALUE,...  time NAME's canny-bench-gpu as TAG with VAR=VALUE set (test hooks);
+                   default: each NAME of the bundle as itself, in the bundle's order. The first is the baseline.
+  --bench ARGS     canny-bench-gpu's arguments for one set of runs, after --cpu-repeats 0 --queued, as shell words
+                   (quotes group: --bench "--image barbara --config 'strip C_0.03'"; repeatable; default:
+                   "--image synthetic --config frame"); a round runs every set for every variant
+  --rounds N       rounds (default 3)
+  --test NAME      NAME's tests: canny_cuda_test (FrameSplit, then the rest), and with a --full build the
+                   gudcanny tests and gpuec-bitexact
+  --sanitize NAME  compute-sanitizer memcheck and racecheck over NAME's canny-bench-gpu, each --bench set once
+  --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
+                   the device tool's 600 s a command); steps cut short are marked in the summary
+  --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
+The summary is LOGDIR/ab/0summary.txt, printed at the end; here: python3 tools/bench/canny-ab-compare.py
+LOGDIR/ab-logs.tgz. Exit status: 0 when every test passed and every variant without VAR=VALUE matched the CPU
+twin; 1 usage; 3 otherwise.
+USAGE
+}
+
+rounds=3 benches=() variants=() tests=() sans=() deadline=540 logs=${OUT:-$here/logs}
+parse_options "--rounds=rounds --bench=benches+ --variant=variants+ --test=tests+ --sanitize=sans+
+               --deadline=deadline --logs=logs" "$@"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage_error "--rounds wants a positive number"
+[[ "$deadline" =~ ^[1-9][0-9]*$ ]] || usage_error "--deadline wants seconds"
+[ -f "$here/NAMES" ] || die "$here/NAMES not found: not a bundle of canny-ab.sh"
+has_name() { [ -x "$here/$1/canny-bench-gpu" ]; }
+if [ ${#variants[@]} -eq 0 ]; then
+  while read -r name _; do variants+=("$name=$name"); done <"$here/NAMES"
+fi
+for v in "${variants[@]}" ; do
+  [[ "$v" =~ ^[A-Za-z0-9_-]+=[A-Za-z0-9_-]+(,[A-Za-z_][A-Za-z0-9_]*=[^,]*)*$ ]] || usage_error "--variant '$v'"
+  name=${v#*=}; name=${name%%,*}
+  has_name "$name" || usage_error "--variant $v: no $name in the bundle"
+done
+for n in "${tests[@]}" "${sans[@]}"; do has_name "$n" || usage_error "no $n in the bundle"; done
+dup=$(for v in "${variants[@]}"; do echo "${v%%=*}"; done | sort | uniq -d | head -1)
+[ -z "$dup" ] || usage_error "variant tag $dup given twice"
+[ ${#benches[@]} -gt 0 ] || benches=("--image synthetic --config frame")
+# bench_args I: the words of set I in the array BA (the user's own quoting, as the shell reads it).
+bench_args() { eval "BA=(${benches[$1]})" || usage_error "--bench '${benches[$1]}': not shell words"; }
+for b in "${!benches[@]}"; do bench_args "$b"; done
+
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+L=$logs/ab
+rm -rf "$L"
+mkdir -p "$L"
+export GPUEC_SHARED_DIR="$here/data"
+[ -d "$here/lib" ] && export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+t0=$(date +%s)
+elapsed() { echo $(($(date +%s) - t0)); }
+pack() { tar czf "$logs/ab-logs.tgz.part" -C "$logs" ab && mv "$logs/ab-logs.tgz.part" "$logs/ab-logs.tgz"; }
+note() { echo "$*" >>"$L/0summary.txt"; }
+failed=0
+{ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.used --format=csv || echo "nvidia-smi failed"; } >"$L/gpu.txt" 2>&1
+cp "$here/NAMES" "$L/NAMES"
+note "# canny-ab-run: $(sed -n 2p "$L/gpu.txt"); $rounds rounds; deadline $deadline s"
+printf '%s\n' "${benches[@]}" >"$L/benches.txt"
+for v in "${variants[@]}"; do echo "${v%%=*}"; done >"$L/variants.txt"
+
+# step NAME LIMIT CMD...: runs CMD with its output in $L/NAME.txt, stopped at LIMIT seconds or the deadline.
+step() {
+  local name=$1 limit=$2 left
+  shift 2
+  left=$((deadline - $(elapsed)))
+  if [ "$left" -lt 5 ]; then note "$name: not run (deadline)"; return 9; fi
+  [ "$limit" -gt 0 ] && [ "$limit" -lt "$left" ] || limit=$left
+  timeout -s KILL "$limit" "$@" >"$L/$name.txt" 2>&1
+  local rc=$?
+  [ $rc -eq 137 ] && note "$name: stopped after $limit s"
+  return $rc
+}
+
+for r in $(seq 1 "$rounds"); do
+  for v in "${variants[@]}"; do
+    tag=${v%%=*} rest=${v#*=}
+    name=${rest%%,*} envs=()
+    [ "$rest" = "$name" ] || IFS=, read -r -a envs <<<"${rest#*,}"
+    for b in "${!benches[@]}"; do
+      bench_args "$b"
+      step "bench_${tag}_${b}_$r" 0 env "${envs[@]}" "$here/$name/canny-bench-gpu" --cpu-repeats 0 --queued "${BA[@]}"
+      rc=$?
+      if [ $rc -ne 0 ] && [ ${#envs[@]} -eq 0 ]; then failed=1; note "bench $tag set $b round $r: exit $rc"; fi
+    done
+  done
+  note "round $r done at $(elapsed) s"
+  pack
+done
+
+gtest_line() { grep -E '^\[  (PASSED|FAILED) ' "$L/$1.txt" | tr '\n' ' '; }
+for n in "${tests[@]}"; do
+  step "test_${n}_split" 0 "$here/$n/canny_cuda_test" --gtest_filter=CannyCuda.FrameSplit
+  rc=$?; [ $rc -eq 0 ] || failed=1; note "test ${n} FrameSplit: exit $rc $(gtest_line "test_${n}_split")"
+  step "test_${n}_rest" 0 "$here/$n/canny_cuda_test" --gtest_filter=-CannyCuda.FrameSplit
+  rc=$?; [ $rc -eq 0 ] || failed=1; note "test ${n} the rest: exit $rc $(gtest_line "test_${n}_rest")"
+  for t in gudcanny_c_cuda_test gudcanny_async_cuda_test gudcanny_device_cuda_test; do
+    [ -x "$here/$n/$t" ] || continue
+    step "test_${n}_$t" 120 "$here/$n/$t"
+    rc=$?; [ $rc -eq 0 ] || failed=1; note "test ${n} $t: exit $rc $(gtest_line "test_${n}_$t")"
+  done
+  if [ -x "$here/$n/gpuec-bitexact" ]; then
+    step "test_${n}_bitexact" 0 "$here/$n/gpuec-bitexact"
+    rc=$?; [ $rc -eq 0 ] || failed=1; note "test ${n} gpuec-bitexact: exit $rc $(tail -1 "$L/test_${n}_bitexact.txt")"
+  fi
+  pack
+done
+for n in "${sans[@]}"; do
+  for tool in memcheck racecheck; do
+    for b in "${!benches[@]}"; do
+      bench_args "$b"
+      step "san_${n}_${tool}_$b" 0 "$sanitizer" --tool "$tool" --error-exitcode 9 "$here/$n/canny-bench-gpu" \
+        --repeats 1 --warmup 0 --cpu-repeats 0 "${BA[@]}"
+      rc=$?; [ $rc -eq 0 ] || failed=1
+      note "$tool $n set $b: exit $rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${n}_${tool}_$b.txt" | tail -1)"
+    done
+  done
+  pack
+done
+note "done at $(elapsed) s; $([ $failed -eq 0 ] && echo 'everything passed' || echo 'SOMETHING FAILED')"
+pack
+cat "$L/0summary.txt"
+[ $failed -eq 0 ] || exit 3

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Builds GUD-Canny's GPU benchmark and tests at several revisions and bundles them for one call on the GPU
+# machine, where OUT/run.sh (canny-ab-run.sh) times them against each other in alternating rounds and runs the
+# tests, and canny-ab-compare.py here turns its logs into ratios against the first revision. The method of
+# docs/benchmarks.md ("Issue 18, GPU kernels"): every ratio is against a baseline run in the same call.
+set -euo pipefail
+prog=canny-ab
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../scripts/lib.sh
+. "$here/../scripts/lib.sh"
+
+usage() {
+  cat <<USAGE
+usage: tools/bench/canny-ab.sh [--out DIR] [--build-root DIR] [--full NAME]... [--jobs N] NAME=REV...
+  NAME=REV          build revision REV (a commit, branch or tag, or WORKTREE for this checkout's files as they
+                    are, uncommitted changes included) into OUT/NAME/: canny-bench-gpu and canny_cuda_test,
+                    stripped; NAME: letters, digits, _ and -. The first NAME is the baseline of the ratios.
+  --full NAME       also gudcanny_c_cuda_test, gudcanny_async_cuda_test, gudcanny_device_cuda_test and
+                    gpuec-bitexact for NAME (all that landing a kernel change runs)
+  --out DIR         the bundle (default: gpu-bundle-ab, git-ignored); emptied first
+  --build-root DIR  a worktree and a build folder per NAME (default: build-ab, git-ignored); kept, so that the
+                    next call rebuilds only what changed
+  --jobs N          build jobs (default: the cores)
+The bundle also gets lib/ (the programs' shared libraries beyond the C and C++ runtimes), data/ (the images
+and sequences the tests and the benchmark read, from GPUEC_SHARED_DIR, else ../shared beside the checkout),
+NAMES (the names in order), lib.sh and run.sh. Then on the GPU machine (carry DIR):
+  bash DIR/run.sh --help
+and here: python3 tools/bench/canny-ab-compare.py LOGS   (LOGS: run.sh's ab-logs.tgz or its ab folder)
+Exit status: 0 built, 1 usage, 2 a build or a copy failed.
+USAGE
+}
+
+out=gpu-bundle-ab root=build-ab full=() jobs=$(nproc)
+parse_options "--out=out --build-root=root --full=full+ --jobs=jobs ARGS" "$@"
+[ ${#ARGS[@]} -gt 0 ] || usage_error "no NAME=REV given"
+names=() revs=()
+for a in "${ARGS[@]}"; do
+  [[ "$a" =~ ^([A-Za-z0-9_-]+)=(.+)$ ]] || usage_error "'$a' is not NAME=REV"
+  for n in "${names[@]}"; do [ "$n" != "${BASH_REMATCH[1]}" ] || usage_error "NAME ${BASH_REMATCH[1]} given twice"; done
+  names+=("${BASH_REMATCH[1]}")
+  revs+=("${BASH_REMATCH[2]}")
+done
+for n in "${full[@]}"; do
+  printf '%s\n' "${names[@]}" | grep -qx -- "$n" || usage_error "--full $n: no such NAME"
+done
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || usage_error "--jobs wants a positive number"
+shared=${GPUEC_SHARED_DIR:-$repo/../shared}
+[ -d "$shared" ] || die "no shared data folder at $shared (set GPUEC_SHARED_DIR)"
+shared=$(cd "$shared" && pwd)
+for i in "${!revs[@]}"; do
+  [ "${revs[$i]}" = WORKTREE ] || git -C "$repo" rev-parse --verify -q "${revs[$i]}^{commit}" >/dev/null ||
+    usage_error "${names[$i]}=${revs[$i]}: not a revision of $repo"
+done
+
+mkdir -p "$root"
+root=$(cd "$root" && pwd)
+base_targets="tools/canny-bench-gpu tests/canny/canny_cuda_test"
+full_targets="tests/canny/gudcanny_c_cuda_test tests/gudcanny/gudcanny_async_cuda_test"
+full_targets+=" tests/gudcanny/gudcanny_device_cuda_test tests/bitexact/gpuec-bitexact"
+built=()
+for i in "${!names[@]}"; do
+  name=${names[$i]} rev=${revs[$i]}
+  src=$repo
+  if [ "$rev" != WORKTREE ]; then
+    src=$root/$name/src
+    if [ -d "$src" ]; then
+      git -C "$src" checkout -q --detach "$(git -C "$repo" rev-parse "$rev^{commit}")" ||
+        die "$name: cannot check out $rev in $src"
+    else
+      git -C "$repo" worktree add -q --detach "$src" "$rev" || die "$name: cannot add a worktree for $rev at $src"
+    fi
+  fi
+  build=$root/$name/build
+  echo "$prog: $name = $rev: building in $build"
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S "$src" -B "$build" -G Ninja -DGPUEC_SHARED_DIR="$shared" >"$root/$name.configure.log" 2>&1 ||
+      die "$name: cmake failed: $root/$name.configure.log"
+  fi
+  grep -q '^build tests/canny/canny_cuda_test:' "$build/build.ninja" ||
+    die "$name: $build has no CUDA targets (nvcc not found at configure time)"
+  targets=$base_targets
+  printf '%s\n' "${full[@]}" | grep -qx -- "$name" && targets="$targets $full_targets"
+  # shellcheck disable=SC2086
+  ninja -C "$build" -j "$jobs" $targets >"$root/$name.build.log" 2>&1 ||
+    die "$name: the build failed: $root/$name.build.log"
+  commit=$(git -C "$src" rev-parse --short HEAD)
+  [ "$rev" = WORKTREE ] && [ -n "$(git -C "$src" status --porcelain --untracked-files=no)" ] && commit+=+changes
+  built+=("$name:$build:$targets:$commit")
+done
+
+rm -rf "$out"
+mkdir -p "$out/data/images" "$out/data/sequences"
+out=$(cd "$out" && pwd)
+for entry in "${built[@]}"; do
+  IFS=: read -r name build targets commit <<<"$entry"
+  mkdir -p "$out/$name"
+  for t in $targets; do
+    cp "$build/$t" "$out/$name/"
+    strip "$out/$name/$(basename "$t")"
+    copy_libs "$build/$t" "$out/lib"
+  done
+  echo "$name $commit" >>"$out/NAMES"
+done
+[ -d "$shared/images/standard" ] && { mkdir -p "$out/data/images/standard"; cp "$shared"/images/standard/*.pgm "$out/data/images/standard/"; }
+if [ -d "$shared/images/bsds500_subset/images" ]; then
+  mkdir -p "$out/data/images/bsds500_subset"
+  cp -a "$shared/images/bsds500_subset/images" "$shared/images/bsds500_subset/MANIFEST.tsv" "$out/data/images/bsds500_subset/"
+fi
+for clip in foreman_qcif foreman_cif suzie_cif; do  # canny_cuda_test's SequenceFrames
+  [ -f "$shared/sequences/$clip.y4m.xz" ] && cp "$shared/sequences/$clip.y4m.xz" "$out/data/sequences/"
+done
+cp "$here/canny-ab-run.sh" "$out/run.sh"
+cp "$here/../scripts/lib.sh" "$out/lib.sh"
+size=$(du -sm "$out" | cut -f1)
+echo "$prog: ${#built[@]} revisions ($(tr '\n' ' ' <"$out/NAMES")), ${size} MiB in $out"
+[ "$size" -le 60 ] || echo "$prog: warning: over 60 MiB (the device tool carries at most 64 MiB in all)" >&2
