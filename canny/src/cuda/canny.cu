@@ -1640,6 +1640,23 @@ __device__ __forceinline__ void low_barrier(uint32_t* count, uint32_t target) {
 // "No node": a border pixel off S or on the frame's border, in the frame union-finds' node arrays.
 constexpr uint32_t kNoNode = 0xffffffffu;
 
+// The tiles of frame mode's joins: T parts of R rows a strip of H rows (the last part the rest), tile = part x ns + strip
+// (frame_count_joined_kernel: a tile a strip; the split passes: as detect_edges_cuda cuts them); a tile's border nodes t (nodes() of
+// them): 2 y + side (columns 0 and 31, y < R), then, where T > 1, 2R + x (its first row) and 2R + 32 + x (its last row;
+// with T = 1 those are on the frame's border: no nodes).
+struct SplitTiles {
+  int ns, T, R, H;
+  __host__ __device__ bool row_nodes() const { return T > 1; }  // a tile's first and last rows have nodes
+  __host__ __device__ int nodes() const { return row_nodes() ? 2 * R + 2 * kStripWidth : 2 * R; }
+  __host__ __device__ int tiles() const { return ns * T; }
+  __host__ __device__ int rows(int part) const { return H - part * R < R ? H - part * R : R; }
+  // Node t of tile (strip, part) lies on the frame's border (it joins nothing).
+  __host__ __device__ bool frame_border(int t, int strip, int part) const {
+    if (t < 2 * R) return (t & 1) ? strip == ns - 1 : strip == 0;
+    return t < 2 * R + kStripWidth ? part == 0 : part == T - 1;
+  }
+};
+
 // Border node t of a tile of `rows` rows (R: the tiles' rows; t = 2 y + side for y < rows, then the first row's 32 and
 // the last row's 32 where the strip has several tiles): its pixel, y 32 + x.
 __device__ __forceinline__ int node_pixel(int t, int R, int rows) {
@@ -1656,20 +1673,17 @@ struct PixelReps {
   uint32_t* lab;
   const uint8_t* codes;
   uint32_t base;
-  int R, rows;          // the tiles' rows, this tile's
-  int strip, ns, part, T;
+  SplitTiles g;
+  int strip, part, rows;  // the tile, its rows
   static __device__ __forceinline__ uint32_t rep_of(uint32_t root_word) { return 0xfffu - ((root_word >> 8) & 0xfffu); }
-  __device__ __forceinline__ bool frame_border(int t) const {
-    if (t < 2 * R) return (t & 1) ? strip == ns - 1 : strip == 0;
-    return t < 2 * R + kStripWidth ? part == 0 : part == T - 1;
-  }
+  __device__ __forceinline__ bool frame_border(int t) const { return g.frame_border(t, strip, part); }
   __device__ __forceinline__ bool local(int t, uint32_t* r) const {
     int k;
-    if (t < 2 * R) {
+    if (t < 2 * g.R) {
       if ((t >> 1) >= rows) return false;
       k = (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
     } else {
-      k = node_pixel(t, R, rows);  // the column nodes written out above: frame_count_joined_kernel's PTX as measured
+      k = node_pixel(t, g.R, rows);  // the column nodes written out above: frame_count_joined_kernel's PTX as measured
     }
     if (!in_code(codes[k])) return false;
     const uint32_t w = lab[k];
@@ -1702,7 +1716,7 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     const GlobalLabels G{par};
     // Border pixel t = 2 y + side of this strip: its local root in *r (strip_lab's index) where it is a node; no state
     // kept across the phases (the kernel runs at 32 registers a thread, for two blocks a multiprocessor).
-    const PixelReps reps{strip_lab, c.codes, 0u, H, H, strip, ns, 0, 1};
+    const PixelReps reps{strip_lab, c.codes, 0u, SplitTiles{ns, 1, H, H}, strip, 0, H};
     auto node_root = [&](int t, uint32_t* r) { return (t >> 1) < H && !reps.frame_border(t) && reps.local(t, r); };
     auto first_of = [&](uint32_t r) { return PixelReps::rep_of(strip_lab[r]); };  // after A
     // A: each node marks its local root with the smallest node (the representative), which writes the root's maximum.
@@ -1802,17 +1816,6 @@ static_assert(kSplitMaxNodes < 0xf00, "a tile's nodes fit a list root's word and
 constexpr int kSplitMaxTiles = 16;   // tiles a strip (detect_edges_cuda)
 constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080p C_0.01 takes 3 on an H200)
 
-// The tiles: T parts of R rows a strip of H rows (the last part the rest), tile = part x ns + strip; a tile's nodes t
-// (nodes() of them): 2 y + side (columns 0 and 31, y < R), then, where T > 1, 2R + x (its first row) and 2R + 32 + x
-// (its last row; with T = 1 those are on the frame's border: no nodes).
-struct SplitTiles {
-  int ns, T, R, H;
-  __host__ __device__ bool row_nodes() const { return T > 1; }  // a tile's first and last rows have nodes
-  __host__ __device__ int nodes() const { return row_nodes() ? 2 * R + 2 * kStripWidth : 2 * R; }
-  __host__ __device__ int tiles() const { return ns * T; }
-  __host__ __device__ int rows(int part) const { return H - part * R < R ? H - part * R : R; }
-};
-
 // One low's global memory (words): nodeid, par and mxs (a word a node of every tile each), the tiles' counts and
 // entries (32 R words a tile), each part a multiple of 64 words. No array of the local maxima: a representative's mxs
 // holds its own until the fold raises it where it is a frame root, and its pixel's plane holds it (the low's plane
@@ -1882,7 +1885,6 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
   uint8_t* plane = cmax + size_t(ls.slot[l]) * W * H;  // every low has one (the nodes start after nlows planes)
   const SplitNodes sn = split_nodes(nodes, int(blockIdx.z), g);
   uint32_t* out = sn.entries_of(tile, R);
-  const PixelReps border{nullptr, nullptr, 0u, R, rows, strip, g.ns, part, g.T};  // frame_border only
   listed_label<false>(
       p, lo, cap, nullptr, 0u, 0u, x0, r0, R, 1, 0, 0u, strip_lab, s,
       [&](const auto& Lx, const ListedWarp& w) {  // Lx: this block's entries (one block, no cluster)
@@ -1911,10 +1913,11 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
         __syncthreads();
         // The roots take their smallest border node.
         for (int t = int(threadIdx.x); t < n; t += kStripThreads)
-          if (bt[t] != kNoLabel && !border.frame_border(t)) L.atomic_min(root_of(bt[t]), kSplitRootW | uint32_t(t));
+          if (bt[t] != kNoLabel && !g.frame_border(t, strip, part))
+            L.atomic_min(root_of(bt[t]), kSplitRootW | uint32_t(t));
         __syncthreads();
         split_publish_nodes(sn, tile, n, [&](int t, uint32_t* rep, uint32_t* mx) {
-          if (bt[t] == kNoLabel || border.frame_border(t)) return false;
+          if (bt[t] == kNoLabel || g.frame_border(t, strip, part)) return false;
           *rep = L.load(root_of(bt[t])) & 0xfffu;
           *mx = nmx[t];
           return true;
@@ -1950,7 +1953,7 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
         const StripChunk ch = strip_label(c, L, lo);
         strip_count_pixels(c, ch, L, p, ls.slot[l], s.f, sm, cmax, x0);
         __syncthreads();
-        const PixelReps v{out, c.codes, uint32_t(r0 * kStripWidth), R, rows, strip, g.ns, part, g.T};
+        const PixelReps v{out, c.codes, uint32_t(r0 * kStripWidth), g, strip, part, rows};
         v.prepare(n);
         split_publish_nodes(sn, tile, n, [&](int t, uint32_t* rep, uint32_t* mx) {
           uint32_t r;
