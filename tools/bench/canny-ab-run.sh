@@ -41,7 +41,7 @@ has_name() { [ -x "$here/$1/canny-bench-gpu" ]; }
 if [ ${#variants[@]} -eq 0 ]; then
   while read -r name _; do variants+=("$name=$name"); done <"$here/NAMES"
 fi
-for v in "${variants[@]}" ; do
+for v in "${variants[@]}"; do
   [[ "$v" =~ ^[A-Za-z0-9_-]+=[A-Za-z0-9_-]+(,[A-Za-z_][A-Za-z0-9_]*=[^,]*)*$ ]] || usage_error "--variant '$v'"
   name=${v#*=}; name=${name%%,*}
   has_name "$name" || usage_error "--variant $v: no $name in the bundle"

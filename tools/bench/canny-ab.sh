@@ -58,7 +58,10 @@ root=$(cd "$root" && pwd)
 base_targets="tools/canny-bench-gpu tests/canny/canny_cuda_test"
 full_targets="tests/canny/gudcanny_c_cuda_test tests/gudcanny/gudcanny_async_cuda_test"
 full_targets+=" tests/gudcanny/gudcanny_device_cuda_test tests/bitexact/gpuec-bitexact"
-built=()
+targets_of() {  # NAME: the targets built for it
+  if printf '%s\n' "${full[@]}" | grep -qx -- "$1"; then echo "$base_targets $full_targets"; else echo "$base_targets"; fi
+}
+commits=()  # each NAME's commit, +changes for a WORKTREE with uncommitted changes
 for i in "${!names[@]}"; do
   name=${names[$i]} rev=${revs[$i]}
   src=$repo
@@ -79,28 +82,26 @@ for i in "${!names[@]}"; do
   fi
   grep -q '^build tests/canny/canny_cuda_test:' "$build/build.ninja" ||
     die "$name: $build has no CUDA targets (nvcc not found at configure time)"
-  targets=$base_targets
-  printf '%s\n' "${full[@]}" | grep -qx -- "$name" && targets="$targets $full_targets"
-  # shellcheck disable=SC2086
-  ninja -C "$build" -j "$jobs" $targets >"$root/$name.build.log" 2>&1 ||
+  # shellcheck disable=SC2046
+  ninja -C "$build" -j "$jobs" $(targets_of "$name") >"$root/$name.build.log" 2>&1 ||
     die "$name: the build failed: $root/$name.build.log"
   commit=$(git -C "$src" rev-parse --short HEAD)
   [ "$rev" = WORKTREE ] && [ -n "$(git -C "$src" status --porcelain --untracked-files=no)" ] && commit+=+changes
-  built+=("$name:$build:$targets:$commit")
+  commits+=("$commit")
 done
 
 rm -rf "$out"
 mkdir -p "$out/data/images" "$out/data/sequences"
 out=$(cd "$out" && pwd)
-for entry in "${built[@]}"; do
-  IFS=: read -r name build targets commit <<<"$entry"
+for i in "${!names[@]}"; do
+  name=${names[$i]} build=$root/${names[$i]}/build
   mkdir -p "$out/$name"
-  for t in $targets; do
+  for t in $(targets_of "$name"); do
     cp "$build/$t" "$out/$name/"
     strip "$out/$name/$(basename "$t")"
     copy_libs "$build/$t" "$out/lib"
   done
-  echo "$name $commit" >>"$out/NAMES"
+  echo "$name ${commits[$i]}" >>"$out/NAMES"
 done
 [ -d "$shared/images/standard" ] && { mkdir -p "$out/data/images/standard"; cp "$shared"/images/standard/*.pgm "$out/data/images/standard/"; }
 if [ -d "$shared/images/bsds500_subset/images" ]; then
@@ -113,5 +114,5 @@ done
 cp "$here/canny-ab-run.sh" "$out/run.sh"
 cp "$here/../scripts/lib.sh" "$out/lib.sh"
 size=$(du -sm "$out" | cut -f1)
-echo "$prog: ${#built[@]} revisions ($(tr '\n' ' ' <"$out/NAMES")), ${size} MiB in $out"
+echo "$prog: ${#names[@]} revisions ($(tr '\n' ' ' <"$out/NAMES")), ${size} MiB in $out"
 [ "$size" -le 60 ] || echo "$prog: warning: over 60 MiB (the device tool carries at most 64 MiB in all)" >&2
