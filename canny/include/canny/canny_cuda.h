@@ -48,8 +48,8 @@
 // as many rows as the lists allow two blocks a multiprocessor (about 1088: one a strip at 1080p, two at 2160p): each
 // block labels its (tile, low) over the lists as strip mode does and counts from the local maxima, publishing its
 // border nodes (a local root's representative: its smallest border pixel) and the pixels of the components that touch
-// a border; then a launch merges the tile borders in a global union-find, one folds the maxima at the roots, and one
-// adds to SM and the planes where a component's frame maximum exceeds its local one.
+// a border; then a launch merges the tile borders in a global union-find whose roots keep their trees' maxima as
+// they link, and one adds to SM and the planes where a component's frame maximum exceeds its local one.
 // The default build's compute_75 PTX runs both (no cluster). Taller
 // strips, those cases, and other frames in frame mode (the tile path): tiles of 32 columns and as many rows as a block
 // holds (the whole strip up to about 600 rows, else equal parts of it, so that two blocks share a

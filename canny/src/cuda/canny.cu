@@ -1802,9 +1802,8 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
 //      (strip_label, PixelReps) and publishes the same from there.
 //   2. frame_split_merge_kernel: column 0 of each tile against column 31 of the tile to its left, and row 0 against the
 //      last row of the tile above (the corners' diagonals too), in a global union-find over the ids (parents at
-//      smaller ids).
-//   3. frame_split_fold_kernel: each representative's local maximum into its frame root's; its parent becomes the root.
-//   4. frame_split_finish_kernel, a block a (tile, low): each representative's frame maximum, and for the published
+//      smaller ids) whose roots keep the maxima of their trees as they link (split_link: no pass folds them after).
+//   3. frame_split_finish_kernel, a block a (tile, low): each representative's frame maximum (its root's), and for the published
 //      pixels whose component's frame maximum exceeds its local one, SM += F_low(frame max) - F_low(local max) (F is
 //      non-decreasing: SM only grows) and the plane takes the frame maximum.
 constexpr uint32_t kSplitPixels = 0xffffffffu;  // a tile's count: its entries are a label a pixel (an overflow)
@@ -1818,7 +1817,7 @@ constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080
 
 // One low's global memory (words): nodeid, par and mxs (a word a node of every tile each), the tiles' counts and
 // entries (32 R words a tile), each part a multiple of 64 words. No array of the local maxima: a representative's mxs
-// holds its own until the fold raises it where it is a frame root, and its pixel's plane holds it (the low's plane
+// holds its own until a link raises it where it is a frame root, and its pixel's plane holds it (the low's plane
 // after step 1: every low of the split passes has one); a fourth array of words a node would leave 1080p C_0.01 7
 // lows a batch instead of 8 (4 batches, not 3).
 struct SplitNodes {
@@ -1967,6 +1966,43 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
       }));
 }
 
+// Step 2's union-find keeps every root's mxs at least the maxima of its tree, so that no pass folds them after. A
+// link hangs root b under root a, then raises a by b's mxs; a raise writes a node's mxs, then reads whether the node
+// is still a root, and carries the value on to its root if not. A full fence (fence.sc) sits between the write and
+// the read on both sides: of a link that hangs x and a concurrent raise of x, one sees the other's write (store
+// buffering is forbidden), so the raise's value reaches x's new root either way. A raise that finds a value at least
+// its own stops: that value's writer (a raise, or step 1 before the launch, which every link of x reads after) carries
+// it on.
+__device__ __forceinline__ void split_raise(const SplitNodes& sn, uint32_t x, uint32_t v) {
+  for (;;) {
+    if (atomicMax(sn.mxs + x, v) >= v) return;
+    __threadfence();
+    const uint32_t up = gpu::device::load_relaxed(sn.par + x);
+    if (up == x) return;
+    x = find_root(GlobalLabels{sn.par}, up);
+  }
+}
+__device__ __forceinline__ void split_link(const SplitNodes& sn, uint32_t a, uint32_t b) {
+  const GlobalLabels G{sn.par};
+  for (;;) {
+    a = find_root(G, a);
+    b = find_root(G, b);
+    if (a == b) return;
+    if (a > b) {
+      const uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const uint32_t old = G.atomic_min(b, a);  // hang root b under the smaller root a
+    if (old == b) {
+      __threadfence();
+      split_raise(sn, a, gpu::device::load_relaxed(sn.mxs + b));
+      return;
+    }
+    b = old;  // b was hung meanwhile: retry from its new parent
+  }
+}
+
 // Step 2, item i of a low (none past them), by whole warps of consecutive items (an item repeating the one before it
 // in the warp skips its first merge):
 //   i < V = T (ns - 1) R: row y of the left border of tile (strip 1 .. ns - 1, part), i = (part (ns - 1) + strip - 1) R
@@ -1974,7 +2010,6 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
 //   then, from the multiple of 32 at or above V: column x of the first row of tile (strip, part 1 .. T - 1) against the
 //     last row of the tile above (columns x - 1 .. x + 1, into the neighbours' tiles at the corners).
 __device__ __forceinline__ void split_merge_item(const SplitNodes& sn, const SplitTiles& g, uint32_t i) {
-  const GlobalLabels G{sn.par};
   const uint32_t n = uint32_t(g.nodes()), R = uint32_t(g.R), ns = uint32_t(g.ns);
   const uint32_t per_part = (ns - 1u) * R, V = uint32_t(g.T) * per_part, Vpad = (V + 31u) & ~31u;
   uint32_t own = kNoNode, a = kNoNode, b = kNoNode;
@@ -2014,8 +2049,8 @@ __device__ __forceinline__ void split_merge_item(const SplitNodes& sn, const Spl
   }
   const uint32_t lane = threadIdx.x % 32u;
   const uint32_t up_own = __shfl_up_sync(0xffffffffu, own, 1), up_a = __shfl_up_sync(0xffffffffu, a, 1);
-  if (a != kNoNode && !(lane >= 1 && up_own == own && up_a == a)) merge(G, a, own);
-  if (b != kNoNode) merge(G, b, own);
+  if (a != kNoNode && !(lane >= 1 && up_own == own && up_a == a)) split_link(sn, a, own);
+  if (b != kNoNode) split_link(sn, b, own);
 }
 // Step 2's items a low (a multiple of 32 between the two kinds).
 __host__ __device__ inline uint32_t split_merge_items(const SplitTiles& g) {
@@ -2023,29 +2058,15 @@ __host__ __device__ inline uint32_t split_merge_items(const SplitTiles& g) {
   return ((V + 31u) & ~31u) + uint32_t(g.T - 1) * uint32_t(g.ns) * 32u;
 }
 
-// Step 3 for node n of a low: a representative folds its local maximum into its root's, and takes the root as parent.
-__device__ __forceinline__ void split_fold_node(const SplitNodes& sn, uint32_t n) {
-  if (__ldcg(sn.nodeid + n) != n) return;  // not a representative
-  const uint32_t top = find_root(GlobalLabels{sn.par}, n);
-  if (top != n) {
-    atomicMax(sn.mxs + top, __ldcg(sn.mxs + n));  // n is no root: no fold raises its mxs
-    atomicMin(sn.par + n, top);  // the root is the smallest id of its tree: par[n] becomes it
-  }
-}
-
-// Steps 2 to 4, a launch each (one cooperative launch of the three, with barriers of the grid between them, measured
-// slower: 56 µs against 46 at 1080p C_0.03).
+// Steps 2 and 3, a launch each. (When a fold launch sat between them, one cooperative launch of the three with
+// barriers of the grid measured slower: 56 µs against 46 at 1080p C_0.03. Linking with the maxima instead of that
+// fold took 0.990 of the time at 1080p C_0.03, 0.987 at 2160p.)
 __global__ void __launch_bounds__(256) frame_split_merge_kernel(SplitTiles g, uint32_t* __restrict__ nodes) {
   after_previous();
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   split_merge_item(split_nodes(nodes, int(blockIdx.y), g), g, i);
 }
-__global__ void __launch_bounds__(256) frame_split_fold_kernel(SplitTiles g, uint32_t* __restrict__ nodes) {
-  after_previous();
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < uint32_t(g.tiles()) * uint32_t(g.nodes())) split_fold_node(split_nodes(nodes, int(blockIdx.y), g), i);
-}
-// Step 4: block (strip, part, low l0 + blockIdx.z).
+// Step 3: block (strip, part, low l0 + blockIdx.z).
 __global__ void __launch_bounds__(kStripThreads)
 frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int R,
                           uint32_t* __restrict__ nodes) {
@@ -2068,7 +2089,7 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     uint32_t m = 0, lm = 0;
     if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
       lm = __ldcg(plane + at(uint32_t(node_pixel(t, R, rows))));
-      m = __ldcg(sn.mxs + __ldcg(sn.par + base + t));
+      m = __ldcg(sn.mxs + find_root(GlobalLabels{sn.par}, base + t));
     }
     fmx[t] = uint8_t(m > lm ? m : 0u);
     lmx[t] = uint8_t(lm);
@@ -2991,14 +3012,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         for (int l0 = 0; split_lows > 0 && l0 < ls.n; l0 += split_lows) {
           const SplitTiles& g = split_tiles;
           const unsigned nb = unsigned(std::min(split_lows, ls.n - l0));
-          const unsigned items = split_merge_items(g), nodes_all = unsigned(g.tiles()) * unsigned(g.nodes());
+          const unsigned items = split_merge_items(g);
           const dim3 tiles(unsigned(g.ns), unsigned(g.T), nb);
           GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, listed_bytes(g.R, split_cap), stream},
                                            frame_split_label_kernel, p, ls, l0, ws.sm, cmax, split_cap, g.R, nodes));
           GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((items + 255) / 256, nb), 256, 0, stream}, frame_split_merge_kernel, g,
                                            nodes));
-          GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3((nodes_all + 255) / 256, nb), 256, 0, stream},
-                                           frame_split_fold_kernel, g, nodes));
           GPUEC_CUDA_CHECK(gpu::launch_pdl({tiles, kStripThreads, 0, stream}, frame_split_finish_kernel, p, ls, l0,
                                            ws.sm, cmax, g.R, nodes));
         }
