@@ -1797,9 +1797,9 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
 //      labelling, SM and the low's plane from the tile's own components (the local maxima); then each local root that
 //      touches the tile's border takes a representative, its smallest border node (not on the frame's border), and the
 //      block publishes the node ids (tile * nodes + the representative; kNoNode off S and on the frame's border),
-//      the representatives' parents (themselves) and local maxima (mxs), and the entries (rep << 16 | k) of its pixels whose
-//      root has one. A block whose lists overflow labels its tile a label a pixel in the entries' global memory
-//      (strip_label, PixelReps) and publishes the same from there.
+//      the representatives' words (themselves as parent, their local maxima), and the entries (rep << 16 | k) of its
+//      pixels whose root has one. A block whose lists overflow labels its tile a label a pixel in the entries'
+//      global memory (strip_label, PixelReps) and publishes the same from there.
 //   2. frame_split_merge_kernel: column 0 of each tile against column 31 of the tile to its left, and row 0 against the
 //      last row of the tile above (the corners' diagonals too), in a global union-find over the ids (parents at
 //      smaller ids) whose roots keep the maxima of their trees as they link (split_link: no pass folds them after).
@@ -1815,11 +1815,12 @@ static_assert(kSplitMaxNodes < 0xf00, "a tile's nodes fit a list root's word and
 constexpr int kSplitMaxTiles = 16;   // tiles a strip (detect_edges_cuda)
 constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080p C_0.01 takes 3 on an H200)
 
-// One low's global memory (words): nodeid, par and mxs (a word a node of every tile each), the tiles' counts and
-// entries (32 R words a tile), each part a multiple of 64 words. No array of the local maxima: a representative's mxs
-// holds its own until a link raises it where it is a frame root, and its pixel's plane holds it (the low's plane
-// after step 1: every low of the split passes has one); a fourth array of words a node would leave 1080p C_0.01 7
-// lows a batch instead of 8 (4 batches, not 3).
+// One low's global memory (words): nodeid, par and mxs (a word a node of every tile each; par holds a node's parent
+// and, while it is a root, its tree's maximum: split_link), the tiles' counts and entries (32 R words a tile), each
+// part a multiple of 64 words. No array of the local maxima: a representative's word holds its own until a link
+// raises it where it is a frame root, and its pixel's plane holds it (the low's plane after step 1: every low of the
+// split passes has one). mxs is no longer read or written (the maxima moved into par's words); the layout without it
+// (a slot 5.8 % smaller at 1080p and 2160p) is written but not yet run on a GPU, so it stays until it is.
 struct SplitNodes {
   uint32_t* nodeid;
   uint32_t* par;
@@ -1855,10 +1856,7 @@ __device__ __forceinline__ void split_publish_nodes(const SplitNodes& sn, int ti
     }
     const uint32_t id = base + rep;
     sn.nodeid[base + t] = id;
-    if (rep == uint32_t(t)) {
-      sn.par[id] = id;
-      sn.mxs[id] = mx;
-    }
+    if (rep == uint32_t(t)) sn.par[id] = id << 8 | mx;  // split_link's word: parent and maximum
   }
 }
 
@@ -1966,40 +1964,53 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
       }));
 }
 
-// Step 2's union-find keeps every root's mxs at least the maxima of its tree, so that no pass folds them after. A
-// link hangs root b under root a, then raises a by b's mxs; a raise writes a node's mxs, then reads whether the node
-// is still a root, and carries the value on to its root if not. A full fence (fence.sc) sits between the write and
-// the read on both sides: of a link that hangs x and a concurrent raise of x, one sees the other's write (store
-// buffering is forbidden), so the raise's value reaches x's new root either way. A raise that finds a value at least
-// its own stops: that value's writer (a raise, or step 1 before the launch, which every link of x reads after) carries
-// it on.
-__device__ __forceinline__ void split_raise(const SplitNodes& sn, uint32_t x, uint32_t v) {
+// Step 2's union-find: a node's word in par is its parent << 8 | the maximum of its tree while it is a root (ids below
+// 2^24: detect_edges_cuda). Parent and maximum change together, by compare-and-swap on the one word: a link hangs root
+// b under root a and takes b's maximum in the same swap, then raises a by it; a raise swaps a larger maximum into a
+// root's word, or, where the word says the node was hung meanwhile, carries the value on to the root. No fence: every
+// decision rests on one word's value as its swap saw it. A non-root's maximum bits are dead (the walk's halving writes
+// them as 0).
+__device__ __forceinline__ uint32_t split_find(uint32_t* w, uint32_t a) {
+  uint32_t p = __ldcg(w + a) >> 8;
+  while (p != a) {
+    const uint32_t gp = __ldcg(w + p) >> 8;
+    if (gp != p) atomicMin(w + a, gp << 8);
+    a = p;
+    p = gp;
+  }
+  return a;
+}
+__device__ __forceinline__ void split_raise(uint32_t* w, uint32_t x, uint32_t v) {
+  uint32_t cur = __ldcg(w + x);
   for (;;) {
-    if (atomicMax(sn.mxs + x, v) >= v) return;
-    __threadfence();
-    const uint32_t up = gpu::device::load_relaxed(sn.par + x);
-    if (up == x) return;
-    x = find_root(GlobalLabels{sn.par}, up);
+    if ((cur >> 8) != x) {  // hung: on to the root
+      x = split_find(w, cur >> 8);
+      cur = __ldcg(w + x);
+      continue;
+    }
+    if ((cur & 0xffu) >= v) return;
+    const uint32_t old = atomicCAS(w + x, cur, (cur & ~0xffu) | v);
+    if (old == cur) return;
+    cur = old;
   }
 }
 __device__ __forceinline__ void split_link(const SplitNodes& sn, uint32_t a, uint32_t b) {
-  const GlobalLabels G{sn.par};
+  uint32_t* w = sn.par;
   for (;;) {
-    a = find_root(G, a);
-    b = find_root(G, b);
+    a = split_find(w, a);
+    b = split_find(w, b);
     if (a == b) return;
     if (a > b) {
       const uint32_t t = a;
       a = b;
       b = t;
     }
-    const uint32_t old = G.atomic_min(b, a);  // hang root b under the smaller root a
-    if (old == b) {
-      __threadfence();
-      split_raise(sn, a, gpu::device::load_relaxed(sn.mxs + b));
+    const uint32_t cur = __ldcg(w + b);
+    if ((cur >> 8) != b) continue;  // hung meanwhile: find again
+    if (atomicCAS(w + b, cur, a << 8 | (cur & 0xffu)) == cur) {  // hang root b under the smaller root a
+      split_raise(w, a, cur & 0xffu);
       return;
     }
-    b = old;  // b was hung meanwhile: retry from its new parent
   }
 }
 
@@ -2089,7 +2100,7 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     uint32_t m = 0, lm = 0;
     if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
       lm = __ldcg(plane + at(uint32_t(node_pixel(t, R, rows))));
-      m = __ldcg(sn.mxs + find_root(GlobalLabels{sn.par}, base + t));
+      m = __ldcg(sn.par + split_find(sn.par, base + t)) & 0xffu;
     }
     fmx[t] = uint8_t(m > lm ? m : 0u);
     lmx[t] = uint8_t(lm);
@@ -2877,7 +2888,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const size_t free_bytes = ws.planes * W * H > node_offset ? ws.planes * W * H - node_offset : 0;
     int lows = int(std::min<size_t>(size_t(nlows), free_bytes / slot));
     if (split_hook > 0) lows = int(std::min<long long>(lows, split_hook));
-    if (lcap > 0 && lows > 0 && split_tiles.tiles() > 1 &&
+    const bool ids_fit = int64_t(split_tiles.tiles()) * split_tiles.nodes() < (int64_t(1) << 24);  // split_link's words
+    if (lcap > 0 && lows > 0 && split_tiles.tiles() > 1 && ids_fit &&
         (split_hook > 0 || (nlows + lows - 1) / lows <= kSplitMaxBatches)) {
       split_lows = lows;
       split_cap = hook > 0 && hook < lcap ? int(hook) : lcap;

@@ -41,12 +41,6 @@ __device__ __forceinline__ uint64_t load_relaxed(const uint64_t* p) {
   asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-// The same for a word that other threads change with atomics, ordered by fences around the load.
-__device__ __forceinline__ uint32_t load_relaxed(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 }  // namespace device
 }  // namespace gpu
