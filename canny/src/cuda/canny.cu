@@ -2071,7 +2071,8 @@ __host__ __device__ inline uint32_t split_merge_items(const SplitTiles& g) {
 
 // Steps 2 and 3, a launch each. (When a fold launch sat between them, one cooperative launch of the three with
 // barriers of the grid measured slower: 56 µs against 46 at 1080p C_0.03. Linking with the maxima instead of that
-// fold took 0.990 of the time at 1080p C_0.03, 0.987 at 2160p.)
+// fold took 0.987 of the time at 1080p C_0.03 and 0.963 at 2160p, with fences; in one word without them, 0.990 and
+// 0.974 of that.)
 __global__ void __launch_bounds__(256) frame_split_merge_kernel(SplitTiles g, uint32_t* __restrict__ nodes) {
   after_previous();
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
