@@ -3,7 +3,8 @@
 # registered as CTest canny_ab_tool (label unit) by tests/tools/CMakeLists.txt. usage: canny_ab_test.sh
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times
 # from its variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted
-# bench arguments, a failing variant, the deadline, the archive; compare's ratios, --base, --plain, MISMATCH.
+# bench arguments, a failing variant, the deadline, the archive, --npp (with a stand-in nvcc whose program prints
+# a row) and --stages (with a stand-in ncu); compare's ratios, --base, --plain, MISMATCH.
 set -u
 . "$(dirname "$0")/checks.sh"
 bench=$(cd "$(dirname "$0")/../../tools/bench" && pwd)
@@ -12,6 +13,7 @@ PY=${PYTHON:-python3}
 B=$T/bundle
 mkdir -p "$B/a" "$B/b"
 cp "$bench/canny-ab-run.sh" "$B/run.sh"
+cp "$bench/canny-stages-ncu.sh" "$B/stages.sh"
 cp "$bench/../scripts/lib.sh" "$B/lib.sh"
 printf 'a 1111111\nb 2222222\n' >"$B/NAMES"
 # The stand-in: gpu_us = BASE, queued_us = BASE - 2, BASE from its folder's file (plus 50 with HOOK=1); it
@@ -74,6 +76,48 @@ grep -q "bench b set 0 round 1: exit 1" "$T/l2/ab/0summary.txt" && ok "the summa
 expect 0 "compare marks it" -- "$PY" "$bench/canny-ab-compare.py" "$T/l2/ab-logs.tgz"
 grep -q '| b MISMATCH |' "$T/out" && ok "b MISMATCH in the header" || bad "compare: $(cat "$T/out")"
 rm "$B/b/fail"
+
+# --npp and --stages: stand-ins for nvcc (its program prints an NPP row; FAIL_NVCC=1 fails the build) and ncu.
+mkdir -p "$T/path"
+cat >"$T/path/nvcc" <<'SH'
+#!/usr/bin/env bash
+[ "${FAIL_NVCC:-0}" = 1 ] && { echo "nvcc: stand-in failure" >&2; exit 1; }
+printf '%s\n' "$@" >"$(dirname "$0")/nvcc.args"
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+printf '#!/usr/bin/env bash\necho "barbara_512.pgm 512x512 17.0 43.2 2.54 $*"\n' >"$out"
+chmod +x "$out"
+SH
+cat >"$T/path/ncu" <<'SH'
+#!/usr/bin/env bash
+echo "stand-in ncu: $*"
+SH
+chmod +x "$T/path/nvcc" "$T/path/ncu"
+expect 1 "run.sh --npp: a bundle without an npp folder" -- bash "$B/run.sh" --logs "$T/l4" --rounds 1 --npp
+stderr_has "no npp folder" "run.sh says the npp folder is missing"
+mkdir -p "$B/npp/src/tools/bench"
+echo "a 1111111" >"$B/npp/NAME"
+touch "$B/npp/libgpuec_canny_cuda.a" "$B/npp/libgpuec_gpu.a" "$B/npp/src/tools/bench/bench_canny_npp.cu"
+printf 'libgpuec_canny_cuda.a\nlibgpuec_gpu.a\n' >"$B/npp/LIBS"
+expect 0 "run.sh --npp --stages a: NPP built and run, a's kernels under ncu" -- \
+  env PATH="$T/path:$PATH" bash "$B/run.sh" --logs "$T/l4" --rounds 1 --npp --stages a
+grep -q "17.0 43.2 2.54 --repeats 50 --warmup 10 --queued" "$T/l4/ab/npp.txt" &&
+  ok "ab/npp.txt holds the program's rows, run with --repeats 50 --warmup 10 --queued" ||
+  bad "npp.txt: $(cat "$T/l4/ab/npp.txt" 2>&1)"
+libs=$(grep '\.a$' "$T/path/nvcc.args" | xargs -n1 basename | tr '\n' ' ')
+grep -qx -- "-lnppif" "$T/path/nvcc.args" && [ "$libs" = "libgpuec_canny_cuda.a libgpuec_gpu.a " ] &&
+  ok "nvcc gets the bundle's libraries in LIBS's order, and NPP" || bad "nvcc arguments: $(tr '\n' ' ' <"$T/path/nvcc.args")"
+n=$(tar tzf "$T/l4/ab-logs.tgz" | grep -c '^ab/stages_a/ncu_.*\.txt$')
+[ "$n" = 16 ] && ok "ab-logs.tgz holds 16 ncu logs of a" || bad "ncu logs in the archive: $n, want 16"
+grep -q "canny-bench-gpu --image barbara --config strip C_0.03" "$T/l4/ab/stages_a/ncu_barbara_strip_C_0.03.txt" &&
+  grep -q "$B/a/canny-bench-gpu" "$T/l4/ab/stages_a/ncu_barbara_strip_C_0.03.txt" &&
+  ok "stages.sh runs a's program" || bad "ncu log: $(cat "$T/l4/ab/stages_a/ncu_barbara_strip_C_0.03.txt")"
+grep -q "npp (a): exit 0" "$T/l4/ab/0summary.txt" && grep -q "stages a: exit 0, 16 ncu logs" "$T/l4/ab/0summary.txt" &&
+  ok "the summary reports both" || bad "summary: $(cat "$T/l4/ab/0summary.txt")"
+expect 3 "run.sh --npp: a failing build fails the call" -- \
+  env PATH="$T/path:$PATH" FAIL_NVCC=1 bash "$B/run.sh" --logs "$T/l5" --rounds 1 --npp
+grep -q "npp: the build failed" "$T/l5/ab/0summary.txt" && grep -q "stand-in failure" "$T/l5/ab/npp_build.txt" &&
+  ok "the summary says the build failed, its log says why" || bad "summary: $(cat "$T/l5/ab/0summary.txt")"
+expect 1 "run.sh --stages of a name not in the bundle" -- bash "$B/run.sh" --stages zz
 
 cat >"$B/b/canny-bench-gpu" <<'SH'
 #!/usr/bin/env bash

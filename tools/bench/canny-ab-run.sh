@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 usage() {
   cat <<USAGE
 usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VAR=VALUE]...]...
-                          [--test NAME]... [--sanitize NAME]... [--deadline S] [--logs DIR]
+                          [--test NAME]... [--sanitize NAME]... [--npp] [--stages NAME] [--deadline S] [--logs DIR]
   --variant TAG=NAME,VAR=VALUE,...  time NAME's canny-bench-gpu as TAG with VAR=VALUE set (test hooks);
                    default: each NAME of the bundle as itself, in the bundle's order. The first is the baseline.
   --bench ARGS     canny-bench-gpu's arguments for one set of runs, after --cpu-repeats 0 --queued, as shell words
@@ -22,6 +22,11 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
   --test NAME      NAME's tests: canny_cuda_test (FrameSplit, then the rest), and with a --full build the
                    gudcanny tests and gpuec-bitexact
   --sanitize NAME  compute-sanitizer memcheck and racecheck over NAME's canny-bench-gpu, each --bench set once
+  --npp            builds canny-bench-npp from the bundle's npp folder (canny-ab.sh --npp NAME) with this machine's
+                   nvcc and NPP, and runs it (--repeats 50 --warmup 10 --queued): NPP's Canny and NAME's strips, the
+                   issue's anchor (ab/npp.txt)
+  --stages NAME    NAME's time per kernel (stages.sh: ncu over 4 sizes x 4 configs; ab/stages_NAME, for
+                   plot-canny-stages.py here)
   --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
                    the device tool's 600 s a command); steps cut short are marked in the summary
   --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
@@ -31,9 +36,9 @@ twin; 1 usage; 3 otherwise.
 USAGE
 }
 
-rounds=3 benches=() variants=() tests=() sans=() deadline=540 logs=${OUT:-$here/logs}
-parse_options "--rounds=rounds --bench=benches+ --variant=variants+ --test=tests+ --sanitize=sans+
-               --deadline=deadline --logs=logs" "$@"
+rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() deadline=540 logs=${OUT:-$here/logs}
+parse_options "--rounds=rounds --bench=benches+ --variant=variants+ --test=tests+ --sanitize=sans+ --npp=npp:1
+               --stages=stages+ --deadline=deadline --logs=logs" "$@"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage_error "--rounds wants a positive number"
 [[ "$deadline" =~ ^[1-9][0-9]*$ ]] || usage_error "--deadline wants seconds"
 [ -f "$here/NAMES" ] || die "$here/NAMES not found: not a bundle of canny-ab.sh"
@@ -46,7 +51,8 @@ for v in "${variants[@]}"; do
   name=${v#*=}; name=${name%%,*}
   has_name "$name" || usage_error "--variant $v: no $name in the bundle"
 done
-for n in "${tests[@]}" "${sans[@]}"; do has_name "$n" || usage_error "no $n in the bundle"; done
+for n in "${tests[@]}" "${sans[@]}" "${stages[@]}"; do has_name "$n" || usage_error "no $n in the bundle"; done
+[ "$npp" = 0 ] || [ -f "$here/npp/LIBS" ] || usage_error "--npp: the bundle has no npp folder (canny-ab.sh --npp NAME)"
 dup=$(for v in "${variants[@]}"; do echo "${v%%=*}"; done | sort | uniq -d | head -1)
 [ -z "$dup" ] || usage_error "variant tag $dup given twice"
 [ ${#benches[@]} -gt 0 ] || benches=("--image synthetic --config frame")
@@ -129,6 +135,29 @@ for n in "${sans[@]}"; do
       note "$tool $n set $b: exit $rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${n}_${tool}_$b.txt" | tail -1)"
     done
   done
+  pack
+done
+if [ "$npp" = 1 ]; then
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  N=$here/npp/src
+  libs=()
+  while read -r a; do libs+=("$here/npp/$a"); done <"$here/npp/LIBS"  # canny-ab.sh's link order
+  step npp_build 240 "$nvcc" -std=c++17 -O2 -arch=native -I"$N/canny/include" -I"$N/gpu/include" -I"$N/tests/common" \
+    -I"$N/tools/bench" "$N/tools/bench/bench_canny_npp.cu" "${libs[@]}" -lnppif -lnppc -o "$here/npp/canny-bench-npp"
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    failed=1; note "npp: the build failed (exit $rc; ab/npp_build.txt)"
+  else
+    step npp 120 "$here/npp/canny-bench-npp" --repeats 50 --warmup 10 --queued
+    rc=$?; [ $rc -eq 0 ] || failed=1
+    note "npp ($(cut -d' ' -f1 "$here/npp/NAME")): exit $rc"
+  fi
+  pack
+fi
+for n in "${stages[@]}"; do
+  step "stages_$n" 0 bash "$here/stages.sh" "$here" "$L/stages_$n" "$here/$n/canny-bench-gpu"
+  rc=$?; [ $rc -eq 0 ] || failed=1
+  note "stages $n: exit $rc, $(ls "$L/stages_$n" 2>/dev/null | grep -c '^ncu_') ncu logs"
   pack
 done
 note "done at $(elapsed) s; $([ $failed -eq 0 ] && echo 'everything passed' || echo 'SOMETHING FAILED')"
