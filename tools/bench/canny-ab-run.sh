@@ -157,7 +157,8 @@ fi
 for n in "${stages[@]}"; do
   step "stages_$n" 0 bash "$here/stages.sh" "$here" "$L/stages_$n" "$here/$n/canny-bench-gpu"
   rc=$?; [ $rc -eq 0 ] || failed=1
-  note "stages $n: exit $rc, $(ls "$L/stages_$n" 2>/dev/null | grep -c '^ncu_') ncu logs"
+  logs_n=$(find "$L/stages_$n" -maxdepth 1 -name 'ncu_*.txt' 2>/dev/null | wc -l)
+  note "stages $n: exit $rc, $logs_n ncu logs"
   pack
 done
 note "done at $(elapsed) s; $([ $failed -eq 0 ] && echo 'everything passed' || echo 'SOMETHING FAILED')"
