@@ -548,6 +548,7 @@ struct GlobalLabels {
   __device__ __forceinline__ uint32_t* at(uint32_t g) const { return lab + g; }
   __device__ __forceinline__ uint32_t load(uint32_t g) const { return __ldcg(lab + g); }
   __device__ __forceinline__ uint32_t atomic_min(uint32_t g, uint32_t v) const { return atomicMin(at(g), v); }
+  __device__ __forceinline__ void halve(uint32_t g, uint32_t gp) const { atomicMin(at(g), gp); }  // find_root
 };
 
 struct SharedLabels {
@@ -570,20 +571,22 @@ __device__ __forceinline__ uint32_t find_root(const Lab& L, uint32_t a) {
   return a;
 }
 
-// In global memory (the tile path's border and roots passes) chains of tile roots get long (a component across
-// many strips and tiles, each hung under a smaller root), so the walk halves the path as it goes: a word set to its
-// grandparent still points at an ancestor (roots are only ever hung, never unhung), and atomicMin keeps a smaller
-// ancestor written meanwhile.
-__device__ __forceinline__ uint32_t find_root(const GlobalLabels& L, uint32_t a) {
+// In global memory (the tile path's border and roots passes, the split passes' SplitLabels) chains of tile roots get
+// long (a component across many strips and tiles, each hung under a smaller root), so the walk halves the path as it
+// goes: a word set to its grandparent still points at an ancestor (roots are only ever hung, never unhung), and
+// atomicMin keeps a smaller ancestor written meanwhile (L.halve).
+template <class Lab>
+__device__ __forceinline__ uint32_t find_root_halving(const Lab& L, uint32_t a) {
   uint32_t p = L.load(a);
   while (p != a) {
     const uint32_t gp = L.load(p);
-    if (gp != p) atomicMin(L.lab + a, gp);
+    if (gp != p) L.halve(a, gp);
     a = p;
     p = gp;
   }
   return a;
 }
+__device__ __forceinline__ uint32_t find_root(const GlobalLabels& L, uint32_t a) { return find_root_halving(L, a); }
 
 template <class Lab>
 __device__ void merge(const Lab& L, uint32_t a, uint32_t b) {
@@ -1969,22 +1972,18 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
 // b under root a and takes b's maximum in the same swap, then raises a by it; a raise swaps a larger maximum into a
 // root's word, or, where the word says the node was hung meanwhile, carries the value on to the root. No fence: every
 // decision rests on one word's value as its swap saw it. A non-root's maximum bits are dead (the walk's halving writes
-// them as 0).
-__device__ __forceinline__ uint32_t split_find(uint32_t* w, uint32_t a) {
-  uint32_t p = __ldcg(w + a) >> 8;
-  while (p != a) {
-    const uint32_t gp = __ldcg(w + p) >> 8;
-    if (gp != p) atomicMin(w + a, gp << 8);
-    a = p;
-    p = gp;
-  }
-  return a;
-}
+// them as 0). SplitLabels: those words as labels (their parents) for find_root.
+struct SplitLabels {
+  uint32_t* w;
+  __device__ __forceinline__ uint32_t load(uint32_t g) const { return __ldcg(w + g) >> 8; }
+  __device__ __forceinline__ void halve(uint32_t g, uint32_t gp) const { atomicMin(w + g, gp << 8); }
+};
+__device__ __forceinline__ uint32_t find_root(const SplitLabels& L, uint32_t a) { return find_root_halving(L, a); }
 __device__ __forceinline__ void split_raise(uint32_t* w, uint32_t x, uint32_t v) {
   uint32_t cur = __ldcg(w + x);
   for (;;) {
     if ((cur >> 8) != x) {  // hung: on to the root
-      x = split_find(w, cur >> 8);
+      x = find_root(SplitLabels{w}, cur >> 8);
       cur = __ldcg(w + x);
       continue;
     }
@@ -1997,8 +1996,8 @@ __device__ __forceinline__ void split_raise(uint32_t* w, uint32_t x, uint32_t v)
 __device__ __forceinline__ void split_link(const SplitNodes& sn, uint32_t a, uint32_t b) {
   uint32_t* w = sn.par;
   for (;;) {
-    a = split_find(w, a);
-    b = split_find(w, b);
+    a = find_root(SplitLabels{w}, a);
+    b = find_root(SplitLabels{w}, b);
     if (a == b) return;
     if (a > b) {
       const uint32_t t = a;
@@ -2101,7 +2100,7 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     uint32_t m = 0, lm = 0;
     if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
       lm = __ldcg(plane + at(uint32_t(node_pixel(t, R, rows))));
-      m = __ldcg(sn.par + split_find(sn.par, base + t)) & 0xffu;
+      m = __ldcg(sn.par + find_root(SplitLabels{sn.par}, base + t)) & 0xffu;
     }
     fmx[t] = uint8_t(m > lm ? m : 0u);
     lmx[t] = uint8_t(lm);
