@@ -1818,16 +1818,14 @@ static_assert(kSplitMaxNodes < 0xf00, "a tile's nodes fit a list root's word and
 constexpr int kSplitMaxTiles = 16;   // tiles a strip (detect_edges_cuda)
 constexpr int kSplitMaxBatches = 4;  // batches of lows (detect_edges_cuda: 1080p C_0.01 takes 3 on an H200)
 
-// One low's global memory (words): nodeid, par and mxs (a word a node of every tile each; par holds a node's parent
-// and, while it is a root, its tree's maximum: split_link), the tiles' counts and entries (32 R words a tile), each
-// part a multiple of 64 words. No array of the local maxima: a representative's word holds its own until a link
-// raises it where it is a frame root, and its pixel's plane holds it (the low's plane after step 1: every low of the
-// split passes has one). mxs is no longer read or written (the maxima moved into par's words); the layout without it
-// (a slot 5.8 % smaller at 1080p and 2160p) is written but not yet run on a GPU, so it stays until it is.
+// One low's global memory (words): nodeid and par (a word a node of every tile each; par holds a node's parent and,
+// while it is a root, its tree's maximum: split_link), the tiles' counts and entries (32 R words a tile), each part a
+// multiple of 64 words. No array of the local maxima: a representative's word holds its own until a link raises it
+// where it is a frame root, and its pixel's plane holds it (the low's plane after step 1: every low of the split
+// passes has one).
 struct SplitNodes {
   uint32_t* nodeid;
   uint32_t* par;
-  uint32_t* mxs;
   uint32_t* count;
   uint32_t* entries;
   __device__ __forceinline__ uint32_t* entries_of(int tile, int R) const {
@@ -1837,12 +1835,12 @@ struct SplitNodes {
 __host__ __device__ inline size_t split_words64(size_t n) { return (n + 63) & ~size_t(63); }
 __host__ __device__ inline size_t split_slot_words(const SplitTiles& g) {
   const size_t nt = size_t(g.tiles());
-  return 3 * split_words64(nt * size_t(g.nodes())) + split_words64(nt) + split_words64(nt * 32 * size_t(g.R));
+  return 2 * split_words64(nt * size_t(g.nodes())) + split_words64(nt) + split_words64(nt * 32 * size_t(g.R));
 }
 __device__ __forceinline__ SplitNodes split_nodes(uint32_t* nodes, int slot, const SplitTiles& g) {
   uint32_t* b = nodes + size_t(slot) * split_slot_words(g);
   const size_t n2 = split_words64(size_t(g.tiles()) * size_t(g.nodes()));
-  return SplitNodes{b, b + n2, b + 2 * n2, b + 3 * n2, b + 3 * n2 + split_words64(size_t(g.tiles()))};
+  return SplitNodes{b, b + n2, b + 2 * n2, b + 2 * n2 + split_words64(size_t(g.tiles()))};
 }
 
 // Step 1's node ids for tile `tile`: node t's id (kNoNode off S or on the frame's border), and for a representative
@@ -2078,7 +2076,7 @@ __global__ void __launch_bounds__(256) frame_split_merge_kernel(SplitTiles g, ui
   split_merge_item(split_nodes(nodes, int(blockIdx.y), g), g, i);
 }
 // Step 3: block (strip, part, low l0 + blockIdx.z).
-__global__ void __launch_bounds__(kStripThreads)
+__global__ void __launch_bounds__(kStripThreads, 2)
 frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint8_t* __restrict__ cmax, int R,
                           uint32_t* __restrict__ nodes) {
   after_previous();
@@ -2096,14 +2094,65 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
   uint8_t* plane = cmax + size_t(ls.slot[l]) * W * H;  // every low has one (the nodes start after nlows planes)
   auto at = [&](uint32_t k) { return size_t(r0 + int(k / kStripWidth)) * W + x0 + k % kStripWidth; };
   for (int j = threadIdx.x; j <= kMaxThreshold; j += blockDim.x) f[j] = ls.f[l][j];
-  for (int t = int(threadIdx.x); t < n; t += int(blockDim.x)) {
-    uint32_t m = 0, lm = 0;
-    if (__ldcg(sn.nodeid + base + t) == base + uint32_t(t)) {
-      lm = __ldcg(plane + at(uint32_t(node_pixel(t, R, rows))));
-      m = __ldcg(sn.par + find_root(SplitLabels{sn.par}, base + t)) & 0xffu;
+  // Every load a thread can issue before it needs an answer goes out together: its entries' first words (before the
+  // barrier, which waits for the walks), then its nodes' ids, then their pixels and words, then the walks in lock
+  // step (each with find_root's halving over SplitLabels); a walk ends at a root's word, which holds the maximum.
+  // (Issue 18's twenty-second session, H200, against the walk a node at a time: 2160p C_0.03 0.986, 1080p C_0.03
+  // 0.993, 1080p C_0.01 0.990, 1024x1024 C_0.01 1.000.)
+  const SplitLabels L{sn.par};
+  const uint32_t* e = sn.entries_of(tile, R);
+  const uint32_t count = __ldcg(sn.count + tile);
+  const bool listed = count != kSplitPixels;
+  constexpr int kE = 4;  // entries a thread has in flight
+  uint32_t v[kE];
+  auto load_entries = [&](uint32_t i0) {
+#pragma unroll
+    for (int j = 0; j < kE; ++j) {
+      const uint32_t i = i0 + threadIdx.x + uint32_t(j) * kStripThreads;
+      v[j] = listed && i < count ? __ldcg(e + i) : 0u;
     }
-    fmx[t] = uint8_t(m > lm ? m : 0u);
-    lmx[t] = uint8_t(lm);
+  };
+  load_entries(0);
+  constexpr int kN = (kSplitMaxNodes + kStripThreads - 1) / kStripThreads;  // nodes a thread
+  uint32_t a[kN], lm[kN], word[kN];
+#pragma unroll
+  for (int j = 0; j < kN; ++j) {
+    const int t = int(threadIdx.x) + j * kStripThreads;
+    a[j] = t < n ? __ldcg(sn.nodeid + base + t) : kNoNode;
+  }
+#pragma unroll
+  for (int j = 0; j < kN; ++j) {
+    const int t = int(threadIdx.x) + j * kStripThreads;
+    lm[j] = 0;
+    word[j] = 0;
+    if (t < n && a[j] == base + uint32_t(t)) {
+      lm[j] = __ldcg(plane + at(uint32_t(node_pixel(t, R, rows))));
+      word[j] = __ldcg(L.w + a[j]);
+    } else {
+      a[j] = kNoNode;
+    }
+  }
+  for (bool more = true; more;) {  // a[j]: a node of the chain, word[j] its word as read; a root where it names a[j]
+    more = false;
+#pragma unroll
+    for (int j = 0; j < kN; ++j) {
+      const uint32_t up = word[j] >> 8;
+      if (a[j] == kNoNode || up == a[j]) continue;
+      const uint32_t gw = __ldcg(L.w + up);
+      if ((gw >> 8) != up) L.halve(a[j], gw >> 8);  // find_root_halving's step
+      a[j] = up;
+      word[j] = gw;
+      more = true;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kN; ++j) {
+    const int t = int(threadIdx.x) + j * kStripThreads;
+    const uint32_t m = word[j] & 0xffu;  // 0 where no node
+    if (t < n) {
+      fmx[t] = uint8_t(m > lm[j] ? m : 0u);
+      lmx[t] = uint8_t(lm[j]);
+    }
   }
   __syncthreads();
   auto raise = [&](uint32_t rep, uint32_t k) {
@@ -2113,12 +2162,15 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     sm_add(sm, gi, uint32_t(f[m]) - uint32_t(f[lmx[rep]]));
     plane[gi] = uint8_t(m);
   };
-  const uint32_t* e = sn.entries_of(tile, R);
-  const uint32_t count = __ldcg(sn.count + tile);
-  if (count != kSplitPixels) {
-    for (uint32_t i = threadIdx.x; i < count; i += blockDim.x) {
-      const uint32_t v = __ldcg(e + i);
-      raise(v >> 16, v & 0xffffu);
+  if (listed) {
+    for (uint32_t i0 = 0; i0 < count; i0 += kE * kStripThreads) {
+      uint32_t u[kE];
+#pragma unroll
+      for (int j = 0; j < kE; ++j) u[j] = v[j];
+      load_entries(i0 + kE * kStripThreads);
+#pragma unroll
+      for (int j = 0; j < kE; ++j)
+        if (i0 + threadIdx.x + uint32_t(j) * kStripThreads < count) raise(u[j] >> 16, u[j] & 0xffffu);
     }
     return;
   }
