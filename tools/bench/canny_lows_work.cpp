@@ -14,6 +14,9 @@
 // adds: the sum over the groups of |S(the group's lowest low)|, over the sum over all lows of |S(low)| that the
 // per-low labelling adds (item 2 of issue 18: how much of the labelling such a pass would save; the count over each
 // low's pixels stays). Groups of 1 (today's kernels), 2, 3, 4, 8 and all the lows, for C_0.01 and C_0.03.
+// Then, for frame mode's split passes on the synthetic frames (C_0.03), what the label kernel publishes for tiles of 32,
+// 64 and 128 columns (the same pixels a tile): the share of S's pixels in components that touch a tile border (the
+// entries), of those with a pixel of S across it, and of those whose frame maximum exceeds their tile's (split_shares).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +74,75 @@ double crossing_pixels(const std::vector<uint8_t>& b, int w, int h, int lo) {
       out += lo_strip[r] != hi_strip[r];
     }
   return out;
+}
+
+// Frame mode's split passes (docs/benchmarks.md, issue 18, twenty-second session): tiles of tw x th pixels, each
+// labelled alone (8-connected, S(lo)), for one low. Sums over the pixels of S(lo):
+//   border: the pixels whose tile component touches the tile's border inside the frame (today's entries, the
+//           pixels frame_split_label_kernel publishes for the finish);
+//   live:   the pixels whose tile component has a border pixel with a pixel of S across that border (in another
+//           tile): the entries were the label kernel to skip the components that join nothing;
+//   raised: the pixels whose frame component's maximum of B exceeds their tile component's (the pixels the finish
+//           changes: no filter can publish fewer);
+// and over the border pixels of S (the published nodes): nodes, and live_nodes (those with S across).
+struct SplitShares {
+  double pixels = 0, border = 0, live = 0, raised = 0, nodes = 0, live_nodes = 0;
+};
+void split_shares(const std::vector<uint8_t>& b, int w, int h, int lo, int tw, int th, SplitShares* out) {
+  const size_t n = size_t(w) * h;
+  auto in = [&](int x, int y) { return x >= 0 && x < w && y >= 0 && y < h && b[size_t(y) * w + x] >= lo; };
+  auto tile_of = [&](int x, int y) { return (y / th) * ((w + tw - 1) / tw) + x / tw; };
+  std::vector<uint32_t> frame(n), tile(n);
+  for (size_t i = 0; i < n; ++i) frame[i] = tile[i] = uint32_t(i);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (!in(x, y)) continue;
+      const uint32_t i = uint32_t(size_t(y) * w + x);
+      const int nb[4][2] = {{x - 1, y}, {x - 1, y - 1}, {x, y - 1}, {x + 1, y - 1}};  // the neighbours before it
+      for (const auto& q : nb) {
+        if (!in(q[0], q[1])) continue;
+        const uint32_t j = uint32_t(size_t(q[1]) * w + q[0]);
+        uint32_t a = find(frame, i), c = find(frame, j);
+        if (a != c) frame[std::max(a, c)] = std::min(a, c);
+        if (tile_of(q[0], q[1]) != tile_of(x, y)) continue;
+        a = find(tile, i), c = find(tile, j);
+        if (a != c) tile[std::max(a, c)] = std::min(a, c);
+      }
+    }
+  std::vector<uint8_t> fmax(n, 0), tmax(n, 0), touches(n, 0), live(n, 0);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (!in(x, y)) continue;
+      const size_t i = size_t(y) * w + x;
+      const uint32_t fr = find(frame, uint32_t(i)), tr = find(tile, uint32_t(i));
+      fmax[fr] = std::max(fmax[fr], b[i]);
+      tmax[tr] = std::max(tmax[tr], b[i]);
+      const int t = tile_of(x, y);
+      bool on_border = false, across = false;  // a neighbour position in another tile inside the frame; one in S
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int xx = x + dx, yy = y + dy;
+          if (xx < 0 || xx >= w || yy < 0 || yy >= h || tile_of(xx, yy) == t) continue;
+          on_border = true;
+          across = across || in(xx, yy);
+        }
+      if (on_border) {
+        touches[tr] = 1;
+        out->nodes += 1;
+        if (across) {
+          live[tr] = 1;
+          out->live_nodes += 1;
+        }
+      }
+    }
+  for (size_t i = 0; i < n; ++i) {
+    if (b[i] < lo) continue;
+    const uint32_t fr = find(frame, uint32_t(i)), tr = find(tile, uint32_t(i));
+    out->pixels += 1;
+    out->border += touches[tr];
+    out->live += live[tr];
+    out->raised += fmax[fr] > tmax[tr];
+  }
 }
 
 // The distinct lows of `candidates`, highest first.
@@ -170,6 +242,24 @@ int main(int argc, char** argv) {
       for (size_t g : {size_t(1), size_t(2), size_t(3), size_t(4), size_t(8), lows.size()})
         std::printf(" %6.3f", grouped_share(sizes, lows, g));
       std::printf("\n");
+    }
+  }
+  std::printf("\n# frame mode's split passes, C_0.03, tiles of TW x TH labelled alone: over the sum over the lows of\n"
+              "# |S(low)|, the pixels whose tile component touches the tile border (border: today's entries), has a\n"
+              "# pixel of S across it (live), or takes a larger frame maximum (raised); over the border pixels of S\n"
+              "# (nodes, a share of |S|): those with S across (live nodes)\n");
+  std::printf("%-22s %-9s %8s %8s %8s %8s %10s\n", "image", "tile", "border", "live", "raised", "nodes", "live nodes");
+  for (size_t i = 0; i < images.size(); ++i) {
+    const canny_bench::Image& im = images[i];
+    if (im.h < 1000) continue;  // the split passes run from 1080p (frame_count_joined_kernel below)
+    const int rows = (im.h + (im.h + 1087) / 1088 - 1) / ((im.h + 1087) / 1088);  // detect_edges_cuda's R on an H200
+    for (const int tw : {32, 64, 128}) {
+      const int th = rows * 32 / tw;
+      SplitShares sh;
+      for (const int lo : lows_of(c03)) split_shares(codes[i], im.w, im.h, lo, tw, th, &sh);
+      std::printf("%-22s %4dx%-4d %7.1f%% %7.1f%% %7.1f%% %7.1f%% %9.1f%%\n", im.name.c_str(), tw, th,
+                  100.0 * sh.border / sh.pixels, 100.0 * sh.live / sh.pixels, 100.0 * sh.raised / sh.pixels,
+                  100.0 * sh.nodes / sh.pixels, 100.0 * sh.live_nodes / sh.nodes);
     }
   }
   return 0;
