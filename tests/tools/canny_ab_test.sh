@@ -4,7 +4,7 @@
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times
 # from its variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted
 # bench arguments, a failing variant, the deadline, the archive, --npp (with a stand-in nvcc whose program prints
-# a row) and --stages (with a stand-in ncu); compare's ratios, --base, --plain, MISMATCH.
+# a row), --stages and --profile (with a stand-in ncu); compare's ratios, --base, --plain, MISMATCH.
 set -u
 . "$(dirname "$0")/checks.sh"
 bench=$(cd "$(dirname "$0")/../../tools/bench" && pwd)
@@ -89,6 +89,7 @@ chmod +x "$out"
 SH
 cat >"$T/path/ncu" <<'SH'
 #!/usr/bin/env bash
+[ "${FAIL_NCU:-0}" = 1 ] && { echo "ncu: stand-in failure" >&2; exit 1; }
 echo "stand-in ncu: $*"
 SH
 chmod +x "$T/path/nvcc" "$T/path/ncu"
@@ -118,6 +119,27 @@ expect 3 "run.sh --npp: a failing build fails the call" -- \
 grep -q "npp: the build failed" "$T/l5/ab/0summary.txt" && grep -q "stand-in failure" "$T/l5/ab/npp_build.txt" &&
   ok "the summary says the build failed, its log says why" || bad "summary: $(cat "$T/l5/ab/0summary.txt")"
 expect 1 "run.sh --stages of a name not in the bundle" -- bash "$B/run.sh" --stages zz
+
+# --profile NAME=REGEX: ncu --set full over NAME's program, each bench set once, kept as text.
+expect 0 "run.sh --profile a=REGEX: a's kernels profiled for each set" -- \
+  env PATH="$T/path:$PATH" bash "$B/run.sh" --logs "$T/l6" --rounds 1 --bench "--image barbara --config 'strip C_0.03'" \
+  --bench "--image synthetic" --profile 'a=strip_count_kernel|front_kernel'
+run_log=$T/l6/ab/profile_a_0_ncu.txt
+grep -q -- "--set full" "$run_log" && grep -q -- "-k regex:strip_count_kernel|front_kernel" "$run_log" &&
+  grep -q -- "$B/a/canny-bench-gpu --repeats 1 --warmup 0 --cpu-repeats 0 --image barbara --config strip C_0.03" "$run_log" &&
+  ok "ncu runs a's program on set 0 with the regex" || bad "ncu run log: $(cat "$run_log" 2>&1)"
+grep -q -- "--page details" "$T/l6/ab/profile_a_1.txt" &&
+  grep -q -- "--page source --csv --print-source sass" "$T/l6/ab/profile_a_1_sass.csv" &&
+  ok "the details page and the SASS csv of set 1" || bad "profile files: $(ls "$T/l6/ab")"
+n=$(tar tzf "$T/l6/ab-logs.tgz" | grep -c '^ab/profile_a_[01]\(_sass\.csv\|\.txt\)$')
+[ "$n" = 4 ] && grep -q "profile a set 1 (strip_count_kernel|front_kernel): exit 0" "$T/l6/ab/0summary.txt" &&
+  ok "the archive holds both sets' text, the summary reports them" || bad "archive: $n files; $(cat "$T/l6/ab/0summary.txt")"
+expect 3 "run.sh --profile: a failing ncu fails the call" -- \
+  env PATH="$T/path:$PATH" FAIL_NCU=1 bash "$B/run.sh" --logs "$T/l7" --rounds 1 --profile 'a=front'
+grep -q "profile a set 0 (front): exit 1" "$T/l7/ab/0summary.txt" && [ ! -e "$T/l7/ab/profile_a_0.txt" ] &&
+  ok "the summary says the profile failed" || bad "summary: $(cat "$T/l7/ab/0summary.txt")"
+expect 1 "run.sh --profile without a regex" -- bash "$B/run.sh" --profile a
+expect 1 "run.sh --profile of a name not in the bundle" -- bash "$B/run.sh" --profile zz=front
 
 cat >"$B/b/canny-bench-gpu" <<'SH'
 #!/usr/bin/env bash

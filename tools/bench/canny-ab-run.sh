@@ -12,7 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 usage() {
   cat <<USAGE
 usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VAR=VALUE]...]...
-                          [--test NAME]... [--sanitize NAME]... [--npp] [--stages NAME] [--deadline S] [--logs DIR]
+                          [--test NAME]... [--sanitize NAME]... [--npp] [--stages NAME] [--profile NAME=REGEX]...
+                          [--deadline S] [--logs DIR]
   --variant TAG=NAME,VAR=VALUE,...  time NAME's canny-bench-gpu as TAG with VAR=VALUE set (test hooks);
                    default: each NAME of the bundle as itself, in the bundle's order. The first is the baseline.
   --bench ARGS     canny-bench-gpu's arguments for one set of runs, after --cpu-repeats 0 --queued, as shell words
@@ -27,6 +28,10 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
                    issue's anchor (ab/npp.txt)
   --stages NAME    NAME's time per kernel (stages.sh: ncu over 4 sizes x 4 configs; ab/stages_NAME, for
                    plot-canny-stages.py here)
+  --profile NAME=REGEX  where NAME's kernels whose names match REGEX wait: ncu --set full over NAME's
+                   canny-bench-gpu with each --bench set once (at most 8 kernels a set), kept as text: the
+                   details page (ab/profile_NAME_SET.txt: sections, stall reasons) and the SASS with its stall
+                   samples (ab/profile_NAME_SET_sass.csv); the report itself is not kept
   --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
                    the device tool's 600 s a command); steps cut short are marked in the summary
   --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
@@ -36,9 +41,9 @@ twin; 1 usage; 3 otherwise.
 USAGE
 }
 
-rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() deadline=540 logs=${OUT:-$here/logs}
+rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() profiles=() deadline=540 logs=${OUT:-$here/logs}
 parse_options "--rounds=rounds --bench=benches+ --variant=variants+ --test=tests+ --sanitize=sans+ --npp=npp:1
-               --stages=stages+ --deadline=deadline --logs=logs" "$@"
+               --stages=stages+ --profile=profiles+ --deadline=deadline --logs=logs" "$@"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage_error "--rounds wants a positive number"
 [[ "$deadline" =~ ^[1-9][0-9]*$ ]] || usage_error "--deadline wants seconds"
 [ -f "$here/NAMES" ] || die "$here/NAMES not found: not a bundle of canny-ab.sh"
@@ -52,6 +57,10 @@ for v in "${variants[@]}"; do
   has_name "$name" || usage_error "--variant $v: no $name in the bundle"
 done
 for n in "${tests[@]}" "${sans[@]}" "${stages[@]}"; do has_name "$n" || usage_error "no $n in the bundle"; done
+for pr in "${profiles[@]}"; do
+  [[ "$pr" =~ ^([A-Za-z0-9_-]+)=(.+)$ ]] || usage_error "--profile '$pr' is not NAME=REGEX"
+  has_name "${BASH_REMATCH[1]}" || usage_error "--profile $pr: no ${BASH_REMATCH[1]} in the bundle"
+done
 [ "$npp" = 0 ] || [ -f "$here/npp/LIBS" ] || usage_error "--npp: the bundle has no npp folder (canny-ab.sh --npp NAME)"
 dup=$(for v in "${variants[@]}"; do echo "${v%%=*}"; done | sort | uniq -d | head -1)
 [ -z "$dup" ] || usage_error "variant tag $dup given twice"
@@ -159,6 +168,30 @@ for n in "${stages[@]}"; do
   rc=$?; [ $rc -eq 0 ] || failed=1
   logs_n=$(find "$L/stages_$n" -maxdepth 1 -name 'ncu_*.txt' 2>/dev/null | wc -l)
   note "stages $n: exit $rc, $logs_n ncu logs"
+  pack
+done
+ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+for pr in "${profiles[@]}"; do
+  n=${pr%%=*} re=${pr#*=}
+  for b in "${!benches[@]}"; do
+    bench_args "$b"
+    rep="$logs/profile_${n}_$b"  # outside ab: not packed
+    step "profile_${n}_${b}_ncu" 0 "$ncu" --clock-control none --set full --import-source no -k "regex:$re" -c 8 -f \
+      -o "$rep" "$here/$n/canny-bench-gpu" --repeats 1 --warmup 0 --cpu-repeats 0 "${BA[@]}"
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      step "profile_${n}_$b" 120 "$ncu" -i "$rep.ncu-rep" --page details
+      rc=$?
+    fi
+    if [ $rc -eq 0 ]; then
+      step "profile_${n}_${b}_sass" 120 "$ncu" -i "$rep.ncu-rep" --page source --csv --print-source sass
+      rc=$?
+      mv "$L/profile_${n}_${b}_sass.txt" "$L/profile_${n}_${b}_sass.csv"
+    fi
+    rm -f "$rep.ncu-rep"
+    [ $rc -eq 0 ] || failed=1
+    note "profile $n set $b ($re): exit $rc"
+  done
   pack
 done
 note "done at $(elapsed) s; $([ $failed -eq 0 ] && echo 'everything passed' || echo 'SOMETHING FAILED')"
