@@ -40,23 +40,34 @@ uint32_t find(std::vector<uint32_t>& parent, uint32_t a) {
   return a;
 }
 
-// The pixels of S(lo) = {B >= lo} whose 8-connected component in the frame holds pixels of two strips or more.
-double crossing_pixels(const std::vector<uint8_t>& b, int w, int h, int lo) {
+// The 8-connected components of S(lo) = {B >= lo} (w x h) as a union-find over pixel indices, a pixel joined to a
+// neighbour only where joins(x, y, xx, yy) holds (the whole frame: always).
+template <class Joins>
+std::vector<uint32_t> components(const std::vector<uint8_t>& b, int w, int h, int lo, Joins joins) {
   const size_t n = size_t(w) * h;
   std::vector<uint32_t> parent(n);
   for (size_t i = 0; i < n; ++i) parent[i] = uint32_t(i);
-  auto in = [&](int x, int y) { return x >= 0 && x < w && y >= 0 && b[size_t(y) * w + x] >= lo; };
+  auto in = [&](int x, int y) { return x >= 0 && x < w && y >= 0 && y < h && b[size_t(y) * w + x] >= lo; };
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       if (!in(x, y)) continue;
       const uint32_t i = uint32_t(size_t(y) * w + x);
       const int nb[4][2] = {{x - 1, y}, {x - 1, y - 1}, {x, y - 1}, {x + 1, y - 1}};  // the neighbours before it
       for (const auto& q : nb) {
-        if (!in(q[0], q[1])) continue;
+        if (!in(q[0], q[1]) || !joins(x, y, q[0], q[1])) continue;
         const uint32_t a = find(parent, i), c = find(parent, uint32_t(size_t(q[1]) * w + q[0]));
         if (a != c) parent[std::max(a, c)] = std::min(a, c);
       }
     }
+  return parent;
+}
+constexpr auto whole_frame = [](int, int, int, int) { return true; };
+
+// The pixels of S(lo) = {B >= lo} whose 8-connected component in the frame holds pixels of two strips or more.
+double crossing_pixels(const std::vector<uint8_t>& b, int w, int h, int lo) {
+  const size_t n = size_t(w) * h;
+  std::vector<uint32_t> parent = components(b, w, h, lo, whole_frame);
+  auto in = [&](int x, int y) { return b[size_t(y) * w + x] >= lo; };
   std::vector<int> lo_strip(n, -1), hi_strip(n, -1);  // per root: its components' first and last strip
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
@@ -92,23 +103,9 @@ void split_shares(const std::vector<uint8_t>& b, int w, int h, int lo, int tw, i
   const size_t n = size_t(w) * h;
   auto in = [&](int x, int y) { return x >= 0 && x < w && y >= 0 && y < h && b[size_t(y) * w + x] >= lo; };
   auto tile_of = [&](int x, int y) { return (y / th) * ((w + tw - 1) / tw) + x / tw; };
-  std::vector<uint32_t> frame(n), tile(n);
-  for (size_t i = 0; i < n; ++i) frame[i] = tile[i] = uint32_t(i);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      if (!in(x, y)) continue;
-      const uint32_t i = uint32_t(size_t(y) * w + x);
-      const int nb[4][2] = {{x - 1, y}, {x - 1, y - 1}, {x, y - 1}, {x + 1, y - 1}};  // the neighbours before it
-      for (const auto& q : nb) {
-        if (!in(q[0], q[1])) continue;
-        const uint32_t j = uint32_t(size_t(q[1]) * w + q[0]);
-        uint32_t a = find(frame, i), c = find(frame, j);
-        if (a != c) frame[std::max(a, c)] = std::min(a, c);
-        if (tile_of(q[0], q[1]) != tile_of(x, y)) continue;
-        a = find(tile, i), c = find(tile, j);
-        if (a != c) tile[std::max(a, c)] = std::min(a, c);
-      }
-    }
+  std::vector<uint32_t> frame = components(b, w, h, lo, whole_frame);
+  std::vector<uint32_t> tile =
+      components(b, w, h, lo, [&](int x, int y, int xx, int yy) { return tile_of(x, y) == tile_of(xx, yy); });
   std::vector<uint8_t> fmax(n, 0), tmax(n, 0), touches(n, 0), live(n, 0);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
