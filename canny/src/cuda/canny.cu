@@ -1677,16 +1677,16 @@ struct PixelReps {
   const uint8_t* codes;
   uint32_t base;
   SplitTiles g;
-  int strip, part, rows;  // the tile, its rows
+  int strip, part;  // the tile
   static __device__ __forceinline__ uint32_t rep_of(uint32_t root_word) { return 0xfffu - ((root_word >> 8) & 0xfffu); }
   __device__ __forceinline__ bool frame_border(int t) const { return g.frame_border(t, strip, part); }
   __device__ __forceinline__ bool local(int t, uint32_t* r) const {
     int k;
     if (t < 2 * g.R) {
-      if ((t >> 1) >= rows) return false;
+      if ((t >> 1) >= g.rows(part)) return false;
       k = (t >> 1) * kStripWidth + ((t & 1) ? kStripWidth - 1 : 0);
     } else {
-      k = node_pixel(t, g.R, rows);  // the column nodes written out above: frame_count_joined_kernel's PTX as measured
+      k = node_pixel(t, g.R, g.rows(part));  // the column nodes written out above: frame_count_joined_kernel's PTX as measured
     }
     if (!in_code(codes[k])) return false;
     const uint32_t w = lab[k];
@@ -1719,7 +1719,7 @@ frame_count_joined_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
     const GlobalLabels G{par};
     // Border pixel t = 2 y + side of this strip: its local root in *r (strip_lab's index) where it is a node; no state
     // kept across the phases (the kernel runs at 32 registers a thread, for two blocks a multiprocessor).
-    const PixelReps reps{strip_lab, c.codes, 0u, SplitTiles{ns, 1, H, H}, strip, 0, H};
+    const PixelReps reps{strip_lab, c.codes, 0u, SplitTiles{ns, 1, H, H}, strip, 0};
     auto node_root = [&](int t, uint32_t* r) { return (t >> 1) < H && !reps.frame_border(t) && reps.local(t, r); };
     auto first_of = [&](uint32_t r) { return PixelReps::rep_of(strip_lab[r]); };  // after A
     // A: each node marks its local root with the smallest node (the representative), which writes the root's maximum.
@@ -1954,7 +1954,7 @@ frame_split_label_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uint
         const StripChunk ch = strip_label(c, L, lo);
         strip_count_pixels(c, ch, L, p, ls.slot[l], s.f, sm, cmax, x0);
         __syncthreads();
-        const PixelReps v{out, c.codes, uint32_t(r0 * kStripWidth), g, strip, part, rows};
+        const PixelReps v{out, c.codes, uint32_t(r0 * kStripWidth), g, strip, part};
         v.prepare(n);
         split_publish_nodes(sn, tile, n, [&](int t, uint32_t* rep, uint32_t* mx) {
           uint32_t r;
@@ -1994,8 +1994,7 @@ __device__ __forceinline__ void split_raise(uint32_t* w, uint32_t x, uint32_t v)
     cur = old;
   }
 }
-__device__ __forceinline__ void split_link(const SplitNodes& sn, uint32_t a, uint32_t b) {
-  uint32_t* w = sn.par;
+__device__ __forceinline__ void split_link(uint32_t* w, uint32_t a, uint32_t b) {
   for (;;) {
     a = find_root(SplitLabels{w}, a);
     b = find_root(SplitLabels{w}, b);
@@ -2060,8 +2059,8 @@ __device__ __forceinline__ void split_merge_item(const SplitNodes& sn, const Spl
   }
   const uint32_t lane = threadIdx.x % 32u;
   const uint32_t up_own = __shfl_up_sync(0xffffffffu, own, 1), up_a = __shfl_up_sync(0xffffffffu, a, 1);
-  if (a != kNoNode && !(lane >= 1 && up_own == own && up_a == a)) split_link(sn, a, own);
-  if (b != kNoNode) split_link(sn, b, own);
+  if (a != kNoNode && !(lane >= 1 && up_own == own && up_a == a)) split_link(sn.par, a, own);
+  if (b != kNoNode) split_link(sn.par, b, own);
 }
 // Step 2's items a low (a multiple of 32 between the two kinds).
 __host__ __device__ inline uint32_t split_merge_items(const SplitTiles& g) {
