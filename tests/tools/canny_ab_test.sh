@@ -4,7 +4,8 @@
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times
 # from its variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted
 # bench arguments, a failing variant, the deadline, the archive, --npp (with a stand-in nvcc whose program prints
-# a row), --stages and --profile (with a stand-in ncu); compare's ratios, --base, --plain, MISMATCH.
+# a row), --stages and --profile (with a stand-in ncu); compare's ratios, --base, --plain, MISMATCH; the regions of
+# a profile's SASS page (canny-profile-regions.py).
 set -u
 . "$(dirname "$0")/checks.sh"
 bench=$(cd "$(dirname "$0")/../../tools/bench" && pwd)
@@ -140,6 +141,37 @@ grep -q "profile a set 0 (front): exit 1" "$T/l7/ab/0summary.txt" && [ ! -e "$T/
   ok "the summary says the profile failed" || bad "summary: $(cat "$T/l7/ab/0summary.txt")"
 expect 1 "run.sh --profile without a regex" -- bash "$B/run.sh" --profile a
 expect 1 "run.sh --profile of a name not in the bundle" -- bash "$B/run.sh" --profile zz=front
+
+# canny-profile-regions.py on a made-up SASS page of two tables (ncu's columns, fewer of them): the stall reasons,
+# the regions cut at the barriers and exits, the barrier samples, the instructions with the most samples, --kernel.
+H='"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_barrier","stall_long_sb","stall_barrier (Not Issued)"'
+cat >"$T/sass.csv" <<CSV
+"Kernel Name","void k_one(int)",
+$H
+"0x7f0000000000","      LDG.E R2, desc[UR4][R2.64]","10","64","0","10","0"
+"0x7f0000000010","      BAR.SYNC.DEFER_BLOCKING 0x0","0","64","0","0","0"
+"0x7f0000000020","      IADD3 R1, R2, R3, RZ","30","64","25","5","25"
+"0x7f0000000030","      BAR.SYNC.DEFER_BLOCKING 0x0","0","64","0","0","0"
+"0x7f0000000040","  @P0 EXIT","60","32","0","60","0"
+"Kernel Name","void k_two(int)",
+$H
+"0x7f0000000100","      EXIT","5","16","0","5","0"
+CSV
+expect 0 "profile regions: both tables" -- "$PY" "$bench/canny-profile-regions.py" --top 2 "$T/sass.csv"
+grep -q "void k_one(int), table 1: 100 samples, 288 warp instructions" "$T/out" &&
+  grep -q "stalls: long_sb 75.0 %, barrier 25.0 %" "$T/out" &&
+  grep -Eq "000000-000010 +10.0 % +0.0 % +128  BAR.SYNC" "$T/out" &&
+  grep -Eq "000020-000030 +30.0 % +25.0 % +128  BAR.SYNC" "$T/out" &&
+  grep -Eq "000040-000040 +60.0 % +0.0 % +32  @P0 EXIT" "$T/out" &&
+  grep -Eq "000040 +60.0 %  @P0 EXIT .* long_sb 60" "$T/out" && ! grep -q "000000 .*LDG" "$T/out" &&
+  grep -q "void k_two(int), table 1: 5 samples" "$T/out" &&
+  ok "stalls, regions with their barrier waits, the top instructions" || bad "regions: $(cat "$T/out")"
+expect 0 "profile regions --kernel" -- "$PY" "$bench/canny-profile-regions.py" --kernel k_two "$T/sass.csv"
+grep -q k_two "$T/out" && ! grep -q k_one "$T/out" && ok "--kernel k_two: that table only" || bad "$(cat "$T/out")"
+expect 2 "profile regions: no table of the kernel" -- "$PY" "$bench/canny-profile-regions.py" --kernel zz "$T/sass.csv"
+expect 2 "profile regions: no such file" -- "$PY" "$bench/canny-profile-regions.py" "$T/none.csv"
+expect 1 "profile regions: --top without a count" -- "$PY" "$bench/canny-profile-regions.py" --top x "$T/sass.csv"
+expect 1 "profile regions: no file" -- "$PY" "$bench/canny-profile-regions.py"
 
 cat >"$B/b/canny-bench-gpu" <<'SH'
 #!/usr/bin/env bash
