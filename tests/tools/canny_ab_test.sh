@@ -156,6 +156,9 @@ $H
 "Kernel Name","void k_two(int)",
 $H
 "0x7f0000000100","      EXIT","5","16","0","5","0"
+"Kernel Name","void k_three(int)",
+$H
+"0x7f0000000200","      EXIT","0","16","0","0","0"
 CSV
 expect 0 "profile regions: both tables" -- "$PY" "$bench/canny-profile-regions.py" --top 2 "$T/sass.csv"
 grep -q "void k_one(int), table 1: 100 samples, 288 warp instructions" "$T/out" &&
@@ -164,11 +167,13 @@ grep -q "void k_one(int), table 1: 100 samples, 288 warp instructions" "$T/out" 
   grep -Eq "000020-000030 +30.0 % +25.0 % +128  BAR.SYNC" "$T/out" &&
   grep -Eq "000040-000040 +60.0 % +0.0 % +32  @P0 EXIT" "$T/out" &&
   grep -Eq "000040 +60.0 %  @P0 EXIT .* long_sb 60" "$T/out" && ! grep -q "000000 .*LDG" "$T/out" &&
-  grep -q "void k_two(int), table 1: 5 samples" "$T/out" &&
-  ok "stalls, regions with their barrier waits, the top instructions" || bad "regions: $(cat "$T/out")"
+  grep -q "void k_two(int), table 1: 5 samples" "$T/out" && ! grep -q k_three "$T/out" &&
+  ok "stalls, regions with their barrier waits, the top instructions; no table without samples" ||
+  bad "regions: $(cat "$T/out")"
 expect 0 "profile regions --kernel" -- "$PY" "$bench/canny-profile-regions.py" --kernel k_two "$T/sass.csv"
 grep -q k_two "$T/out" && ! grep -q k_one "$T/out" && ok "--kernel k_two: that table only" || bad "$(cat "$T/out")"
 expect 2 "profile regions: no table of the kernel" -- "$PY" "$bench/canny-profile-regions.py" --kernel zz "$T/sass.csv"
+expect 2 "profile regions: a kernel without samples" -- "$PY" "$bench/canny-profile-regions.py" --kernel k_three "$T/sass.csv"
 expect 2 "profile regions: no such file" -- "$PY" "$bench/canny-profile-regions.py" "$T/none.csv"
 expect 1 "profile regions: --top without a count" -- "$PY" "$bench/canny-profile-regions.py" --top x "$T/sass.csv"
 expect 1 "profile regions: no file" -- "$PY" "$bench/canny-profile-regions.py"

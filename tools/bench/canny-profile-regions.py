@@ -3,8 +3,8 @@
 ncu --page source --csv --print-source sass, a table a profiled launch): for each table, its stall samples by reason,
 then its code cut at the block barriers and exits into regions, then the instructions with the most samples. A warp
 waiting at a barrier is sampled on the instructions after it (stall reason "barrier"), so a region's barrier samples
-are the wait at the barrier that starts it: the spread of the warps' work in the region before. ncu prints a table a
-profiled launch; they are numbered in the file's order a kernel.
+are the wait at the barrier that starts it: the spread of the warps' work in the region before. A kernel's tables are
+numbered in the file's order; a table without samples is left out.
 
 usage: tools/bench/canny-profile-regions.py [--kernel SUB] [--top N] CSV...
   --kernel SUB  only the tables of kernels whose name contains SUB
@@ -56,10 +56,12 @@ def report(name, index, header, body, top):
     reasons = [h for h in header if h.startswith("stall_") and "(Not Issued)" not in h]
     samples = [number(r[col[SAMPLES]]) for r in body]
     executed = [number(r[col[EXECUTED]]) if EXECUTED in col else 0 for r in body]
-    total = sum(samples) or 1
+    total = sum(samples)
+    if total == 0:
+        return False
     print(f"== {name}, table {index}: {sum(samples)} samples, {sum(executed)} warp instructions")
     by = sorted(((sum(number(r[col[h]]) for r in body), h[len("stall_"):]) for h in reasons), reverse=True)
-    print("   stalls: " + ", ".join(f"{w} {100.0 * n / total:.1f} %" for n, w in by[:6] if n))
+    print("   stalls: " + ", ".join(f"{reason} {100.0 * n / total:.1f} %" for n, reason in by[:6] if n))
     print("   regions (from, to, samples, of which at a barrier, warp instructions, what ends it):")
     barrier = col.get("stall_barrier")
     start, s, w, e = 0, 0, 0, 0
@@ -81,7 +83,7 @@ def report(name, index, header, body, top):
                 break
             r = body[k]
             why = sorted(((number(r[col[h]]), h[len("stall_"):]) for h in reasons), reverse=True)[:2]
-            whys = ", ".join(f"{w} {n}" for n, w in why if n)
+            whys = ", ".join(f"{reason} {n}" for n, reason in why if n)
             print(f"     {r[col['Address']][-6:]} {100.0 * samples[k] / total:5.1f} %  "
                   f"{r[col['Source']].strip()[:56]:56s} {whys}")
     return True
