@@ -17,6 +17,7 @@
 // Then, for frame mode's split passes on the synthetic frames (C_0.03), what the label kernel publishes for tiles of 32,
 // 64 and 128 columns (the same pixels a tile): the share of S's pixels in components that touch a tile border (the
 // entries), of those with a pixel of S across it, and of those whose frame maximum exceeds their tile's (split_shares).
+// Last, strip mode's row loop a warp: how unevenly the 32 chunks of a (strip, low) block share it (chunk_balance).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -187,6 +188,48 @@ Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<ca
   return out;
 }
 
+// Strip mode's row loop a warp (strip_label's chunks: 32 a block of h rows, ceil(h / 32) rows each, the last ones
+// possibly empty), in warp instructions: kRowS a row with a pixel of S(lo), kRowEmpty a row without (the SASS of
+// strip_count_kernel with its execution counts, docs/benchmarks.md, issue 18, GPU kernels, twenty-second session).
+// For each (strip, low) block of the set: the most a chunk does over the mean of the 32 (what a warp waits at the
+// barrier after the loop, in the mean), and for the block with the most work (the densest low's: the launch's slowest
+// at 512x512, one block a multiprocessor): its busiest chunk's instructions, its mean a chunk (all chunks as busy as
+// the mean: a balanced split's bound) and its total over its 4 schedulers (the loop's issue bound).
+constexpr double kRowS = 71, kRowEmpty = 11;
+struct ChunkBalance {
+  double blocks = 0, ratio_sum = 0;                  // (strip, low) blocks; the sum of their max / mean
+  double worst_max = 0, worst_mean = 0, worst_total = 0;  // the block with the most work
+  int worst_lo = 0, worst_strip = 0;
+};
+ChunkBalance chunk_balance(const std::vector<uint8_t>& b, int w, int h, const std::vector<int>& lows) {
+  ChunkBalance out;
+  const int per = (h + 31) / 32;
+  for (const int lo : lows)
+    for (int x0 = 0; x0 < w; x0 += 32) {
+      double most = 0, total = 0;
+      for (int c = 0; c < 32; ++c) {
+        double chunk = 0;
+        for (int y = c * per; y < h && y < (c + 1) * per; ++y) {
+          bool any = false;
+          for (int x = x0; x < w && x < x0 + 32 && !any; ++x) any = b[size_t(y) * w + x] >= lo;
+          chunk += any ? kRowS : kRowEmpty;
+        }
+        most = std::max(most, chunk);
+        total += chunk;
+      }
+      out.blocks += 1;
+      out.ratio_sum += total > 0 ? most / (total / 32) : 1.0;
+      if (total > out.worst_total) {
+        out.worst_max = most;
+        out.worst_mean = total / 32;
+        out.worst_total = total;
+        out.worst_lo = lo;
+        out.worst_strip = x0 / 32;
+      }
+    }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -257,6 +300,21 @@ int main(int argc, char** argv) {
       std::printf("%-22s %4dx%-4d %7.1f%% %7.1f%% %7.1f%% %7.1f%% %9.1f%%\n", im.name.c_str(), tw, th,
                   100.0 * sh.border / sh.pixels, 100.0 * sh.live / sh.pixels, 100.0 * sh.raised / sh.pixels,
                   100.0 * sh.nodes / sh.pixels, 100.0 * sh.live_nodes / sh.nodes);
+    }
+  }
+  std::printf("\n# strip mode's row loop, C_0.03 and C_0.01: %g warp instructions a row with S, %g a row without, a warp a\n"
+              "# chunk of ceil(H / 32) rows; over the (strip, low) blocks, the busiest chunk over the mean (mean: the\n"
+              "# mean over the blocks); the block with the most work: its low and strip, its busiest chunk, its mean\n"
+              "# chunk (a balanced split) and its total over 4 schedulers (the issue bound), warp instructions\n",
+              kRowS, kRowEmpty);
+  std::printf("%-22s %-7s %6s %9s %5s %6s %8s %8s %8s\n", "image", "set", "blocks", "max/mean", "low", "strip",
+              "busiest", "mean", "total/4");
+  for (size_t i = 0; i < images.size(); ++i) {
+    for (const auto* set : {&c03, &c01}) {
+      const ChunkBalance cb = chunk_balance(codes[i], images[i].w, images[i].h, lows_of(*set));
+      std::printf("%-22s %-7s %6.0f %9.2f %5d %6d %8.0f %8.0f %8.0f\n", images[i].name.c_str(),
+                  set == &c03 ? "C_0.03" : "C_0.01", cb.blocks, cb.ratio_sum / cb.blocks, cb.worst_lo, cb.worst_strip,
+                  cb.worst_max, cb.worst_mean, cb.worst_total / 4);
     }
   }
   return 0;
