@@ -194,7 +194,8 @@ Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<ca
 // For each (strip, low) block of the set: the most a chunk does over the mean of the 32 (what a warp waits at the
 // barrier after the loop, in the mean), and for the block with the most work (the densest low's: the launch's slowest
 // at 512x512, one block a multiprocessor): its busiest chunk's instructions, its mean a chunk (all chunks as busy as
-// the mean: a balanced split's bound) and its total over its 4 schedulers (the loop's issue bound).
+// the mean: a balanced split's bound) and its total over its 4 schedulers (the loop's issue bound). A strip is one
+// block here; the kernels split 2160p's strips over clusters of two blocks (chunks of 34 rows, not 68).
 constexpr double kRowS = 71, kRowEmpty = 11;
 struct ChunkBalance {
   double blocks = 0, ratio_sum = 0;                  // (strip, low) blocks; the sum of their max / mean
