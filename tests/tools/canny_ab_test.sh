@@ -4,7 +4,7 @@
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times
 # from its variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted
 # bench arguments, a failing variant, the deadline, the archive, --npp (with a stand-in nvcc whose program prints
-# a row), --stages and --profile (with a stand-in ncu); compare's ratios, --base, --plain, MISMATCH; the regions of
+# a row), --stages and --profile (with a stand-in ncu, which may profile no kernel); compare's ratios, --base, --plain, MISMATCH; the regions of
 # a profile's SASS page (canny-profile-regions.py).
 set -u
 . "$(dirname "$0")/checks.sh"
@@ -92,6 +92,8 @@ cat >"$T/path/ncu" <<'SH'
 #!/usr/bin/env bash
 [ "${FAIL_NCU:-0}" = 1 ] && { echo "ncu: stand-in failure" >&2; exit 1; }
 echo "stand-in ncu: $*"
+# NO_MATCH=SUB: a run whose arguments hold SUB profiles no kernel, as ncu says it (exit 0, no report)
+case "$*" in *"${NO_MATCH:-@none@}"*) echo "==WARNING== No kernels were profiled." ;; esac
 SH
 chmod +x "$T/path/nvcc" "$T/path/ncu"
 expect 1 "run.sh --npp: a bundle without an npp folder" -- bash "$B/run.sh" --logs "$T/l4" --rounds 1 --npp
@@ -139,6 +141,17 @@ expect 3 "run.sh --profile: a failing ncu fails the call" -- \
   env PATH="$T/path:$PATH" FAIL_NCU=1 bash "$B/run.sh" --logs "$T/l7" --rounds 1 --profile 'a=front'
 grep -q "profile a set 0 (front): exit 1" "$T/l7/ab/0summary.txt" && [ ! -e "$T/l7/ab/profile_a_0.txt" ] &&
   ok "the summary says the profile failed" || bad "summary: $(cat "$T/l7/ab/0summary.txt")"
+expect 0 "run.sh --profile: a set where no kernel matches is noted" -- \
+  env PATH="$T/path:$PATH" NO_MATCH=synthetic bash "$B/run.sh" --logs "$T/l8" --rounds 1 --bench "--image barbara" \
+  --bench "--image synthetic" --profile 'a=strip_count_kernel'
+grep -q "profile a set 1 (strip_count_kernel): no kernel of the set matches" "$T/l8/ab/0summary.txt" &&
+  grep -q "profile a set 0 (strip_count_kernel): exit 0" "$T/l8/ab/0summary.txt" && [ ! -e "$T/l8/ab/profile_a_1.txt" ] &&
+  grep -q "everything passed" "$T/l8/ab/0summary.txt" &&
+  ok "set 1 noted, set 0 profiled, the call passes" || bad "summary: $(cat "$T/l8/ab/0summary.txt")"
+expect 3 "run.sh --profile: a regex that matches in no set fails the call" -- \
+  env PATH="$T/path:$PATH" NO_MATCH=canny-bench-gpu bash "$B/run.sh" --logs "$T/l9" --rounds 1 --profile 'a=typo_kernel'
+grep -q "profile a (typo_kernel): no kernel of any set matches" "$T/l9/ab/0summary.txt" &&
+  ok "the summary says the regex matched nothing" || bad "summary: $(cat "$T/l9/ab/0summary.txt")"
 expect 1 "run.sh --profile without a regex" -- bash "$B/run.sh" --profile a
 expect 1 "run.sh --profile of a name not in the bundle" -- bash "$B/run.sh" --profile zz=front
 

@@ -31,7 +31,8 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
   --profile NAME=REGEX  where NAME's kernels whose names match REGEX wait: ncu --set full over NAME's
                    canny-bench-gpu with each --bench set once (at most 8 kernels a set), kept as text: the
                    details page (ab/profile_NAME_SET.txt: sections, stall reasons) and the SASS with its stall
-                   samples (ab/profile_NAME_SET_sass.csv); the report itself is not kept
+                   samples (ab/profile_NAME_SET_sass.csv); the report itself is not kept. A set none of whose
+                   kernels match is noted; a REGEX that matches in no set fails the call
   --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
                    the device tool's 600 s a command); steps cut short are marked in the summary
   --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
@@ -76,7 +77,8 @@ rm -rf "$L"
 mkdir -p "$L"
 export GPUEC_SHARED_DIR="$here/data"
 [ -d "$here/lib" ] && export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+cuda_tool() { command -v "$1" || echo "/usr/local/cuda/bin/$1"; }  # NAME: the CUDA toolkit's program NAME
+sanitizer=$(cuda_tool compute-sanitizer)
 t0=$(date +%s)
 elapsed() { echo $(($(date +%s) - t0)); }
 pack() { tar czf "$logs/ab-logs.tgz.part" -C "$logs" ab && mv "$logs/ab-logs.tgz.part" "$logs/ab-logs.tgz"; }
@@ -147,7 +149,7 @@ for n in "${sans[@]}"; do
   pack
 done
 if [ "$npp" = 1 ]; then
-  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  nvcc=$(cuda_tool nvcc)
   N=$here/npp/src
   libs=()
   while read -r a; do libs+=("$here/npp/$a"); done <"$here/npp/LIBS"  # canny-ab.sh's link order
@@ -170,15 +172,22 @@ for n in "${stages[@]}"; do
   note "stages $n: exit $rc, $logs_n ncu logs"
   pack
 done
-ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+ncu=$(cuda_tool ncu)
 for pr in "${profiles[@]}"; do
-  n=${pr%%=*} re=${pr#*=}
+  n=${pr%%=*} re=${pr#*=} matched=0
   for b in "${!benches[@]}"; do
     bench_args "$b"
     rep="$logs/profile_${n}_$b"  # outside ab: not packed
     step "profile_${n}_${b}_ncu" 0 "$ncu" --clock-control none --set full --import-source no -k "regex:$re" -c 8 -f \
       -o "$rep" "$here/$n/canny-bench-gpu" --repeats 1 --warmup 0 --cpu-repeats 0 "${BA[@]}"
     rc=$?
+    # A set none of whose kernels REGEX names (a strip kernel's regex over frame mode's set) is not a failure; a
+    # REGEX that names no kernel of any set is (below).
+    if [ $rc -eq 0 ] && grep -q "No kernels were profiled" "$L/profile_${n}_${b}_ncu.txt"; then
+      note "profile $n set $b ($re): no kernel of the set matches"
+      continue
+    fi
+    matched=1
     if [ $rc -eq 0 ]; then
       step "profile_${n}_$b" 120 "$ncu" -i "$rep.ncu-rep" --page details
       rc=$?
@@ -192,6 +201,10 @@ for pr in "${profiles[@]}"; do
     [ $rc -eq 0 ] || failed=1
     note "profile $n set $b ($re): exit $rc"
   done
+  if [ $matched -eq 0 ]; then
+    failed=1
+    note "profile $n ($re): no kernel of any set matches"
+  fi
   pack
 done
 note "done at $(elapsed) s; $([ $failed -eq 0 ] && echo 'everything passed' || echo 'SOMETHING FAILED')"
