@@ -172,14 +172,20 @@ double grouped_share(const std::vector<double>& sizes, const std::vector<int>& l
   return all > 0 ? grouped / all : 0.0;
 }
 
+// The pixels of S(lo) in row y of the strip from column x0 (32 columns, fewer at the frame's right edge).
+int strip_row_pixels(const std::vector<uint8_t>& b, int w, int x0, int y, int lo) {
+  int n = 0;
+  for (int x = x0; x < w && x < x0 + 32; ++x) n += b[size_t(y) * w + x] >= lo;
+  return n;
+}
+
 // Work of the lows of `candidates` on the codes B (w x h), strips of 32 columns.
 Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<canny::CandidatePair>& candidates) {
   Work out;
   for (const int lo : lows_of(candidates)) {
     for (int x0 = 0; x0 < w; x0 += 32)
       for (int y = 0; y < h; ++y) {
-        int n = 0;
-        for (int x = x0; x < w && x < x0 + 32; ++x) n += b[size_t(y) * w + x] >= lo;
+        const int n = strip_row_pixels(b, w, x0, y, lo);
         out.pixels += n;
         out.rows += n > 0;
       }
@@ -199,7 +205,7 @@ Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<ca
 constexpr double kRowS = 71, kRowEmpty = 11;
 struct ChunkBalance {
   double blocks = 0, ratio_sum = 0;                  // (strip, low) blocks; the sum of their max / mean
-  double worst_max = 0, worst_mean = 0, worst_total = 0;  // the block with the most work
+  double worst_max = 0, worst_total = 0;  // the block with the most work: its busiest chunk, its total
   int worst_lo = 0, worst_strip = 0;
 };
 ChunkBalance chunk_balance(const std::vector<uint8_t>& b, int w, int h, const std::vector<int>& lows) {
@@ -210,11 +216,8 @@ ChunkBalance chunk_balance(const std::vector<uint8_t>& b, int w, int h, const st
       double most = 0, total = 0;
       for (int c = 0; c < 32; ++c) {
         double chunk = 0;
-        for (int y = c * per; y < h && y < (c + 1) * per; ++y) {
-          bool any = false;
-          for (int x = x0; x < w && x < x0 + 32 && !any; ++x) any = b[size_t(y) * w + x] >= lo;
-          chunk += any ? kRowS : kRowEmpty;
-        }
+        for (int y = c * per; y < h && y < (c + 1) * per; ++y)
+          chunk += strip_row_pixels(b, w, x0, y, lo) > 0 ? kRowS : kRowEmpty;
         most = std::max(most, chunk);
         total += chunk;
       }
@@ -222,7 +225,6 @@ ChunkBalance chunk_balance(const std::vector<uint8_t>& b, int w, int h, const st
       out.ratio_sum += total > 0 ? most / (total / 32) : 1.0;
       if (total > out.worst_total) {
         out.worst_max = most;
-        out.worst_mean = total / 32;
         out.worst_total = total;
         out.worst_lo = lo;
         out.worst_strip = x0 / 32;
@@ -315,7 +317,7 @@ int main(int argc, char** argv) {
       const ChunkBalance cb = chunk_balance(codes[i], images[i].w, images[i].h, lows_of(*set));
       std::printf("%-22s %-7s %6.0f %9.2f %5d %6d %8.0f %8.0f %8.0f\n", images[i].name.c_str(),
                   set == &c03 ? "C_0.03" : "C_0.01", cb.blocks, cb.ratio_sum / cb.blocks, cb.worst_lo, cb.worst_strip,
-                  cb.worst_max, cb.worst_mean, cb.worst_total / 4);
+                  cb.worst_max, cb.worst_total / 32, cb.worst_total / 4);
     }
   }
   return 0;
