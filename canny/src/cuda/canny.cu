@@ -575,12 +575,17 @@ __device__ __forceinline__ uint32_t find_root(const Lab& L, uint32_t a) {
 // long (a component across many strips and tiles, each hung under a smaller root), so the walk halves the path as it
 // goes: a word set to its grandparent still points at an ancestor (roots are only ever hung, never unhung), and
 // atomicMin keeps a smaller ancestor written meanwhile (L.halve).
+// One step of the walk: a's parent p has parent gp; a is hung under gp unless p is a root (gp == p).
+template <class Lab>
+__device__ __forceinline__ void halve_step(const Lab& L, uint32_t a, uint32_t p, uint32_t gp) {
+  if (gp != p) L.halve(a, gp);
+}
 template <class Lab>
 __device__ __forceinline__ uint32_t find_root_halving(const Lab& L, uint32_t a) {
   uint32_t p = L.load(a);
   while (p != a) {
     const uint32_t gp = L.load(p);
-    if (gp != p) L.halve(a, gp);
+    halve_step(L, a, p, gp);
     a = p;
     p = gp;
   }
@@ -2141,7 +2146,7 @@ frame_split_finish_kernel(CclParams p, StripLayers ls, int l0, uint16_t* sm, uin
       const uint32_t up = word[j] >> 8;
       if (a[j] == kNoNode || up == a[j]) continue;
       const uint32_t gw = __ldcg(L.w + up);
-      if ((gw >> 8) != up) L.halve(a[j], gw >> 8);  // find_root_halving's step
+      halve_step(L, a[j], up, gw >> 8);  // find_root_halving's step (gw: up's word, its parent and maximum)
       a[j] = up;
       word[j] = gw;
       more = true;
