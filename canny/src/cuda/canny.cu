@@ -973,7 +973,7 @@ static_assert(chunk_rows(kStripMaxRows) <= kChunkRows && kMaxClusterRows <= kStr
               "on at most kStripMaxRows rows: tiles and cluster blocks too)");
 struct StripChunk {
   int y0, y1;
-  uint32_t m[2];
+  const uint8_t* codes;  // the block's codes (row r0 first): the rows' masks of S where there is no list
   const uint16_t* list;  // the chunk's pixels of S, n of them, where they fitted in the warp's list; else null
   int n;
 };
@@ -983,7 +983,9 @@ struct StripChunk {
 // counting kernels), lane t takes entry t of each group of 32 of the list. Otherwise the pixels are numbered in
 // row order over a half chunk (an inclusive prefix of the rows' counts across the lanes); lane t takes number t of
 // each group of 32: its row by a binary search on the prefix, its column as the rank-th set bit of the row's
-// mask (about 70 instructions a group: the lists save them twice, in the fold and in the count).
+// mask (about 70 instructions a group: the lists save them twice, in the fold and in the count). Lane j makes the
+// mask of the half's row j from its 32 codes (bit 7 of each byte, 4 at a time through a multiply), so that the row
+// loop keeps no masks for this rare case (a chunk with more pixels of S than its list holds, or no list).
 template <class F>
 __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane, int r0, F f) {
   if (ch.list) {  // listed by strip_label: lane t takes entry t of each group of 32
@@ -996,7 +998,14 @@ __device__ __forceinline__ void for_chunk_pixels(const StripChunk& ch, int lane,
   for (int h = 0; h < 2; ++h) {
     const int y = ch.y0 + 32 * h;  // row of lane 0's mask
     if (y >= ch.y1) return;
-    const uint32_t m = ch.m[h], cnt = __popc(m);
+    uint32_t m = 0;
+    if (y + lane < ch.y1) {
+      const uint32_t* w = reinterpret_cast<const uint32_t*>(ch.codes + (y + lane - r0) * kStripWidth);
+#pragma unroll
+      for (int i = 0; i < kStripWidth / 4; ++i)  // bytes 0..3's bit 7 to bits 28..31 (no carries), to columns 4i..
+        m |= ((((w[i] >> 7) & 0x01010101u) * 0x10204080u) >> 28) << (4 * i);
+    }
+    const uint32_t cnt = __popc(m);
     uint32_t incl = cnt;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
@@ -1123,26 +1132,18 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
   return true;
 }
 
-// strip_label's storage for label_rows: a word a pixel (lab: the block's rows, labels base ..), the chunk's masks
-// (for_chunk_pixels) and, with cap > 0, the list of the chunk's pixels of S in row order (n counts them; those past
-// cap are not written).
+// strip_label's storage for label_rows: a word a pixel (lab: the block's rows, labels base ..) and, with cap > 0, the
+// list of the chunk's pixels of S in row order (n counts them; those past cap are not written).
 struct PixelRows {
   uint32_t* lab;
   uint32_t base;
-  int r0, y0, lane;
+  int r0, lane;
   uint32_t below;  // the lane's bits below it
   uint16_t* list;
   int cap, n;
-  StripChunk* ch;
   __device__ __forceinline__ bool room(uint32_t) const { return true; }
   __device__ __forceinline__ uint32_t start(int y, int s, uint32_t) const { return uint32_t(y * kStripWidth + s); }
   __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
-    if (lane == ((y - y0) & 31)) {
-      if (y - y0 < 32)
-        ch->m[0] = m;
-      else
-        ch->m[1] = m;
-    }
     const int k = (y - r0) * kStripWidth + lane;
     if (in) lab[k] = node;
     if (cap > 0) {
@@ -1162,7 +1163,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
   const int lane = c.tx;
   const int per = (c.rows + c.ny - 1) / c.ny;
   const int y0 = c.r0 + c.ty * per, y1 = min(c.r0 + c.rows, y0 + per);  // this warp's chunk (strip rows)
-  StripChunk ch{y0, y1, {0u, 0u}, nullptr, 0};
+  StripChunk ch{y0, y1, codes, nullptr, 0};
   // The loop below writes the words of the pixels of S only. The words outside S are read in the chunk's last row
   // alone (by the chunk below, for its first row): that row starts as kOutS (16 bytes a store, 8 lanes).
   if (y0 < y1 && lane < kStripWidth / 4) {
@@ -1171,7 +1172,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
   }
   __syncwarp();
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
-  PixelRows rows{lab, base, c.r0, y0, lane, at_or_below >> 1, c.list, c.cap, 0, &ch};
+  PixelRows rows{lab, base, c.r0, lane, at_or_below >> 1, c.list, c.cap, 0};
   uint32_t pm, prev;
   label_rows(rows, codes + (size_t(y0 - c.r0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
   if (c.cap > 0 && rows.n <= c.cap) {
@@ -2212,10 +2213,10 @@ __device__ __forceinline__ void tile_local(const CclParams& p, int tile_rows, ui
   uint32_t* lab = p.lab + size_t(l) * n;
   uint32_t* mx = p.mx + size_t(l) * n;
   uint32_t* bits = roots + size_t(l) * ns * H + strip;
-  // The warp's chunk alone from here (its pixels, its rows' bit words): the bit rows are gathered in shared memory,
-  // in the codes' words (dead after strip_label), then stored a row a lane.
-  uint32_t* row_bits = reinterpret_cast<uint32_t*>(c.codes);  // row_bits[y - r0] for strip row y (32 code bytes a row)
-  for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) row_bits[y - r0] = 0;
+  // The warp's chunk alone from here (its pixels, its rows' bit words): the rows' bit words start at 0, a lane a row,
+  // and each tile root sets its bit with an atomic OR (not in shared memory: for_chunk_pixels may read the chunk's
+  // codes to the end). The warp barrier orders the zeros before the ORs of the warp's other lanes.
+  for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) bits[size_t(y) * ns] = 0;
   __syncwarp();
   // Parents and the roots' maxima and bits: the pixels of S only, 32 at a time.
   for_chunk_pixels(ch, c.tx, r0, [&](uint32_t k) {
@@ -2226,13 +2227,11 @@ __device__ __forceinline__ void tile_local(const CclParams& p, int tile_rows, ui
     if (w & kAcc) {  // a tile root
       lab[gi] = uint32_t(gi);
       mx[gi] = w & 0xffu;
-      atomicOr(row_bits + (y - r0), 1u << (k % kStripWidth));
+      atomicOr(bits + size_t(y) * ns, 1u << (k % kStripWidth));
     } else {
       lab[gi] = uint32_t(size_t(w / kStripWidth) * W + x0 + w % kStripWidth);
     }
   });
-  __syncwarp();
-  for (int y = ch.y0 + c.tx; y < ch.y1; y += kStripWidth) bits[size_t(y) * ns] = row_bits[y - r0];
 }
 __global__ void __launch_bounds__(kStripThreads, 2) ccl_strip_local_kernel(CclParams p, int tile_rows,
                                                                         uint32_t* __restrict__ roots, int cap) {
