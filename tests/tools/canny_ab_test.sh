@@ -4,8 +4,8 @@
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times
 # from its variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted
 # bench arguments, a failing variant, the deadline, the archive, --npp (with a stand-in nvcc whose program prints
-# a row), --stages and --profile (with a stand-in ncu, which may profile no kernel); compare's ratios, --base, --plain, MISMATCH; the regions of
-# a profile's SASS page (canny-profile-regions.py).
+# a row), --stages and --profile (with a stand-in ncu, which may profile no kernel), --sass (with a stand-in cuobjdump);
+# compare's ratios, --base, --plain, MISMATCH; the regions of a profile's SASS page (canny-profile-regions.py).
 set -u
 . "$(dirname "$0")/checks.sh"
 bench=$(cd "$(dirname "$0")/../../tools/bench" && pwd)
@@ -154,6 +154,40 @@ grep -q "profile a (typo_kernel): no kernel of any set matches" "$T/l9/ab/0summa
   ok "the summary says the regex matched nothing" || bad "summary: $(cat "$T/l9/ab/0summary.txt")"
 expect 1 "run.sh --profile without a regex" -- bash "$B/run.sh" --profile a
 expect 1 "run.sh --profile of a name not in the bundle" -- bash "$B/run.sh" --profile zz=front
+
+# --sass NAME: a stand-in cuobjdump that lists two functions, naming the anonymous namespace with a hash per build (as
+# nvcc does) and the program's folder; DIFF_SASS=SUB adds an instruction for a program whose path holds SUB.
+cat >"$T/path/cuobjdump" <<'SH'
+#!/usr/bin/env bash
+[ "${FAIL_CUOBJDUMP:-0}" = 1 ] && { echo "cuobjdump: stand-in failure" >&2; exit 1; }
+[ "$1" = -sass ] || { echo "cuobjdump: want -sass" >&2; exit 1; }
+d=$(dirname "$2")
+h=$(echo "$d" | md5sum | cut -c1-8)
+echo "identifier = $d/src/canny/src/cuda/canny.cu"
+echo "		Function : _ZN5canny40_GLOBAL__N__${h}_8_canny_cu_b018243812front_kernelEv"
+echo "        /*0000*/                   LDC R1, c[0x0][0x28] ;"
+case "$d" in *"${DIFF_SASS:-@none@}"*) echo "        /*0010*/                   NOP ;" ;; esac
+echo "		Function : _ZN5canny40_GLOBAL__N__${h}_8_canny_cu_b018243812codes_kernelEv"
+echo "        /*0000*/                   EXIT ;"
+SH
+chmod +x "$T/path/cuobjdump"
+expect 0 "run.sh --sass a --sass b: two builds of the same SASS" -- \
+  env PATH="$T/path:$PATH" bash "$B/run.sh" --logs "$T/l10" --rounds 1 --sass a --sass b
+grep -q "sass a: 2 functions$" "$T/l10/ab/0summary.txt" && grep -q "sass b: 2 functions, the same as a's" "$T/l10/ab/0summary.txt" &&
+  ok "the summary says b's SASS is a's" || bad "summary: $(cat "$T/l10/ab/0summary.txt")"
+n=$(tar tzf "$T/l10/ab-logs.tgz" | grep -c '^ab/sass_[ab]\.txt\.gz$')
+gzip -dc "$T/l10/ab/sass_b.txt.gz" | grep -q "Function : _ZN5canny40_GLOBAL__N___8_canny_cu_b018243812codes_kernelEv" &&
+  gzip -dc "$T/l10/ab/sass_b.txt.gz" | grep -q "^identifier = -$" && [ "$n" = 2 ] &&
+  ok "both listings in the archive, the build's hash and path cut" || bad "sass files: $n; $(gzip -dc "$T/l10/ab/sass_b.txt.gz")"
+expect 0 "run.sh --sass: builds whose SASS differs" -- \
+  env PATH="$T/path:$PATH" DIFF_SASS=bundle/b bash "$B/run.sh" --logs "$T/l11" --rounds 1 --sass a --sass b
+grep -q "sass b: 2 functions, differs from a's in 1 lines" "$T/l11/ab/0summary.txt" &&
+  ok "the summary counts the lines that differ" || bad "summary: $(cat "$T/l11/ab/0summary.txt")"
+expect 3 "run.sh --sass: a failing cuobjdump fails the call" -- \
+  env PATH="$T/path:$PATH" FAIL_CUOBJDUMP=1 bash "$B/run.sh" --logs "$T/l12" --rounds 1 --sass a
+grep -q "sass a: exit 1" "$T/l12/ab/0summary.txt" && [ ! -e "$T/l12/ab/sass_a.txt.gz" ] &&
+  ok "the summary says the listing failed, no half listing kept" || bad "summary: $(cat "$T/l12/ab/0summary.txt")"
+expect 1 "run.sh --sass of a name not in the bundle" -- bash "$B/run.sh" --sass zz
 
 # canny-profile-regions.py on a made-up SASS page of two tables (ncu's columns, fewer of them): the stall reasons,
 # the regions cut at the barriers and exits, the barrier samples, the instructions with the most samples, --kernel.

@@ -13,7 +13,7 @@ usage() {
   cat <<USAGE
 usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VAR=VALUE]...]...
                           [--test NAME]... [--sanitize NAME]... [--npp] [--stages NAME] [--profile NAME=REGEX]...
-                          [--deadline S] [--logs DIR]
+                          [--sass NAME]... [--deadline S] [--logs DIR]
   --variant TAG=NAME,VAR=VALUE,...  time NAME's canny-bench-gpu as TAG with VAR=VALUE set (test hooks);
                    default: each NAME of the bundle as itself, in the bundle's order. The first is the baseline.
   --bench ARGS     canny-bench-gpu's arguments for one set of runs, after --cpu-repeats 0 --queued, as shell words
@@ -33,6 +33,10 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
                    details page (ab/profile_NAME_SET.txt: sections, stall reasons) and the SASS with its stall
                    samples (ab/profile_NAME_SET_sass.csv); the report itself is not kept. A set none of whose
                    kernels match is noted; a REGEX that matches in no set fails the call
+  --sass NAME      the SASS of NAME's canny-bench-gpu (cuobjdump -sass; no GPU needed), every kernel, into
+                   ab/sass_NAME.txt.gz, with the per-build hashes of anonymous namespaces and the source paths cut, so
+                   that two builds' files compare line by line; run before the rounds. The summary says, for each
+                   NAME after the first, whether its SASS is the same as the first's (zcat both and diff them here)
   --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
                    the device tool's 600 s a command); steps cut short are marked in the summary
   --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
@@ -42,9 +46,10 @@ twin; 1 usage; 3 otherwise.
 USAGE
 }
 
-rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() profiles=() deadline=540 logs=${OUT:-$here/logs}
+rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() profiles=() sass=() deadline=540
+logs=${OUT:-$here/logs}
 parse_options "--rounds=rounds --bench=benches+ --variant=variants+ --test=tests+ --sanitize=sans+ --npp=npp:1
-               --stages=stages+ --profile=profiles+ --deadline=deadline --logs=logs" "$@"
+               --stages=stages+ --profile=profiles+ --sass=sass+ --deadline=deadline --logs=logs" "$@"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage_error "--rounds wants a positive number"
 [[ "$deadline" =~ ^[1-9][0-9]*$ ]] || usage_error "--deadline wants seconds"
 [ -f "$here/NAMES" ] || die "$here/NAMES not found: not a bundle of canny-ab.sh"
@@ -57,7 +62,7 @@ for v in "${variants[@]}"; do
   name=${v#*=}; name=${name%%,*}
   has_name "$name" || usage_error "--variant $v: no $name in the bundle"
 done
-for n in "${tests[@]}" "${sans[@]}" "${stages[@]}"; do has_name "$n" || usage_error "no $n in the bundle"; done
+for n in "${tests[@]}" "${sans[@]}" "${stages[@]}" "${sass[@]}"; do has_name "$n" || usage_error "no $n in the bundle"; done
 for pr in "${profiles[@]}"; do
   [[ "$pr" =~ ^([A-Za-z0-9_-]+)=(.+)$ ]] || usage_error "--profile '$pr' is not NAME=REGEX"
   has_name "${BASH_REMATCH[1]}" || usage_error "--profile $pr: no ${BASH_REMATCH[1]} in the bundle"
@@ -102,6 +107,33 @@ step() {
   [ $rc -eq 137 ] && note "$name: stopped after $limit s"
   return $rc
 }
+
+# --sass: cuobjdump's listing with what differs between two builds of the same code cut: the first hash in the name
+# nvcc gives a translation unit's anonymous namespace (_GLOBAL__N__<hash>_<n>_<file>_<hash>; the second is the same
+# in every build) and the source path the listing names.
+cuobjdump=$(cuda_tool cuobjdump)
+for n in "${sass[@]}"; do
+  step "sass_${n}_run" 120 bash -c 'set -o pipefail; "$1" -sass "$2" |
+    sed -E "s/(_GLOBAL__N__)[0-9a-f]+_/\\1_/g; s/^(identifier = ).*/\\1-/" |
+    gzip -n >"$3"' _ "$cuobjdump" "$here/$n/canny-bench-gpu" "$L/sass_$n.txt.gz"
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    failed=1; rm -f "$L/sass_$n.txt.gz"; note "sass $n: exit $rc (ab/sass_${n}_run.txt)"; continue
+  fi
+  rm -f "$L/sass_${n}_run.txt"
+  what="$(gzip -dc "$L/sass_$n.txt.gz" | grep -c 'Function :') functions"
+  first=${sass[0]}
+  if [ "$n" != "$first" ] && [ -f "$L/sass_$first.txt.gz" ]; then
+    if cmp -s <(gzip -dc "$L/sass_$first.txt.gz") <(gzip -dc "$L/sass_$n.txt.gz"); then
+      what="$what, the same as $first's"
+    else
+      what="$what, differs from $first's in $(diff <(gzip -dc "$L/sass_$first.txt.gz") <(gzip -dc "$L/sass_$n.txt.gz") |
+        grep -c '^[<>]') lines"
+    fi
+  fi
+  note "sass $n: $what"
+done
+[ ${#sass[@]} -eq 0 ] || pack
 
 for r in $(seq 1 "$rounds"); do
   for v in "${variants[@]}"; do
