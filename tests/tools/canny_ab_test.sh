@@ -181,7 +181,7 @@ gzip -dc "$T/l10/ab/sass_b.txt.gz" | grep -q "Function : _ZN5canny40_GLOBAL__N__
   ok "both listings in the archive, the build's hash and path cut" || bad "sass files: $n; $(gzip -dc "$T/l10/ab/sass_b.txt.gz")"
 expect 0 "run.sh --sass: builds whose SASS differs" -- \
   env PATH="$T/path:$PATH" DIFF_SASS=bundle/b bash "$B/run.sh" --logs "$T/l11" --rounds 1 --sass a --sass b
-grep -q "sass b: 2 functions, differs from a's in 1 lines" "$T/l11/ab/0summary.txt" &&
+grep -q "sass b: 2 functions, differs from a's (diff: 1 lines)" "$T/l11/ab/0summary.txt" &&
   ok "the summary counts the lines that differ" || bad "summary: $(cat "$T/l11/ab/0summary.txt")"
 expect 3 "run.sh --sass: a failing cuobjdump fails the call" -- \
   env PATH="$T/path:$PATH" FAIL_CUOBJDUMP=1 bash "$B/run.sh" --logs "$T/l12" --rounds 1 --sass a

@@ -124,12 +124,8 @@ for n in "${sass[@]}"; do
   what="$(gzip -dc "$L/sass_$n.txt.gz" | grep -c 'Function :') functions"
   first=${sass[0]}
   if [ "$n" != "$first" ] && [ -f "$L/sass_$first.txt.gz" ]; then
-    if cmp -s <(gzip -dc "$L/sass_$first.txt.gz") <(gzip -dc "$L/sass_$n.txt.gz"); then
-      what="$what, the same as $first's"
-    else
-      what="$what, differs from $first's in $(diff <(gzip -dc "$L/sass_$first.txt.gz") <(gzip -dc "$L/sass_$n.txt.gz") |
-        grep -c '^[<>]') lines"
-    fi
+    d=$(diff <(gzip -dc "$L/sass_$first.txt.gz") <(gzip -dc "$L/sass_$n.txt.gz") | grep -c '^[<>]')
+    if [ "$d" = 0 ]; then what="$what, the same as $first's"; else what="$what, differs from $first's (diff: $d lines)"; fi
   fi
   note "sass $n: $what"
 done
