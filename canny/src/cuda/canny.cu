@@ -575,7 +575,8 @@ __device__ __forceinline__ uint32_t find_root(const Lab& L, uint32_t a) {
 // long (a component across many strips and tiles, each hung under a smaller root), so the walk halves the path as it
 // goes: a word set to its grandparent still points at an ancestor (roots are only ever hung, never unhung), and
 // atomicMin keeps a smaller ancestor written meanwhile (L.halve).
-// One step of the walk: a's parent p has parent gp; a is hung under gp unless p is a root (gp == p).
+// One step of the walk (find_root_halving; frame_split_finish_kernel's walks in lock step): a's parent p has parent
+// gp; a is hung under gp unless p is a root (gp == p).
 template <class Lab>
 __device__ __forceinline__ void halve_step(const Lab& L, uint32_t a, uint32_t p, uint32_t gp) {
   if (gp != p) L.halve(a, gp);
