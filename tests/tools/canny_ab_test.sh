@@ -159,6 +159,8 @@ expect 1 "run.sh --profile of a name not in the bundle" -- bash "$B/run.sh" --pr
 # nvcc does) and the program's folder; DIFF_SASS=SUB adds an instruction for a program whose path holds SUB.
 cat >"$T/path/cuobjdump" <<'SH'
 #!/usr/bin/env bash
+# FAIL_CUOBJDUMP=1 fails every listing, FAIL_CUOBJDUMP=SUB those of a program whose path holds SUB.
+case "$2" in *"${FAIL_CUOBJDUMP:-@none@}"*) echo "cuobjdump: stand-in failure" >&2; exit 1 ;; esac
 [ "${FAIL_CUOBJDUMP:-0}" = 1 ] && { echo "cuobjdump: stand-in failure" >&2; exit 1; }
 [ "$1" = -sass ] || { echo "cuobjdump: want -sass" >&2; exit 1; }
 d=$(dirname "$2")
@@ -181,12 +183,16 @@ gzip -dc "$T/l10/ab/sass_b.txt.gz" | grep -q "Function : _ZN5canny40_GLOBAL__N__
   ok "both listings in the archive, the build's hash and path cut" || bad "sass files: $n; $(gzip -dc "$T/l10/ab/sass_b.txt.gz")"
 expect 0 "run.sh --sass: builds whose SASS differs" -- \
   env PATH="$T/path:$PATH" DIFF_SASS=bundle/b bash "$B/run.sh" --logs "$T/l11" --rounds 1 --sass a --sass b
-grep -q "sass b: 2 functions, differs from a's (diff: 1 lines)" "$T/l11/ab/0summary.txt" &&
+grep -q "sass b: 2 functions, differs from a's (diff lines: 1)" "$T/l11/ab/0summary.txt" &&
   ok "the summary counts the lines that differ" || bad "summary: $(cat "$T/l11/ab/0summary.txt")"
 expect 3 "run.sh --sass: a failing cuobjdump fails the call" -- \
   env PATH="$T/path:$PATH" FAIL_CUOBJDUMP=1 bash "$B/run.sh" --logs "$T/l12" --rounds 1 --sass a
 grep -q "sass a: exit 1" "$T/l12/ab/0summary.txt" && [ ! -e "$T/l12/ab/sass_a.txt.gz" ] &&
   ok "the summary says the listing failed, no half listing kept" || bad "summary: $(cat "$T/l12/ab/0summary.txt")"
+expect 3 "run.sh --sass: the first listing fails, the second is made" -- \
+  env PATH="$T/path:$PATH" FAIL_CUOBJDUMP=bundle/a bash "$B/run.sh" --logs "$T/l13" --rounds 1 --sass a --sass b
+grep -q "sass a: exit 1" "$T/l13/ab/0summary.txt" && grep -q "sass b: 2 functions$" "$T/l13/ab/0summary.txt" &&
+  ok "b listed, with nothing to compare it with" || bad "summary: $(cat "$T/l13/ab/0summary.txt")"
 expect 1 "run.sh --sass of a name not in the bundle" -- bash "$B/run.sh" --sass zz
 
 # canny-profile-regions.py on a made-up SASS page of two tables (ncu's columns, fewer of them): the stall reasons,

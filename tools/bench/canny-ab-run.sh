@@ -36,7 +36,8 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
   --sass NAME      the SASS of NAME's canny-bench-gpu (cuobjdump -sass; no GPU needed), every kernel, into
                    ab/sass_NAME.txt.gz, with the per-build hashes of anonymous namespaces and the source paths cut, so
                    that two builds' files compare line by line; run before the rounds. The summary says, for each
-                   NAME after the first, whether its SASS is the same as the first's (zcat both and diff them here)
+                   NAME after the first (where the first's listing was made), whether its SASS is the same as the
+                   first's (zcat both and diff them here)
   --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
                    the device tool's 600 s a command); steps cut short are marked in the summary
   --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
@@ -118,14 +119,16 @@ for n in "${sass[@]}"; do
     gzip -n >"$3"' _ "$cuobjdump" "$here/$n/canny-bench-gpu" "$L/sass_$n.txt.gz"
   rc=$?
   if [ $rc -ne 0 ]; then
-    failed=1; rm -f "$L/sass_$n.txt.gz"; note "sass $n: exit $rc (ab/sass_${n}_run.txt)"; continue
+    failed=1; rm -f "$L/sass_$n.txt.gz"
+    if [ -f "$L/sass_${n}_run.txt" ]; then note "sass $n: exit $rc (ab/sass_${n}_run.txt)"; else note "sass $n: not run"; fi
+    continue
   fi
   rm -f "$L/sass_${n}_run.txt"
   what="$(gzip -dc "$L/sass_$n.txt.gz" | grep -c 'Function :') functions"
   first=${sass[0]}
   if [ "$n" != "$first" ] && [ -f "$L/sass_$first.txt.gz" ]; then
     d=$(diff <(gzip -dc "$L/sass_$first.txt.gz") <(gzip -dc "$L/sass_$n.txt.gz") | grep -c '^[<>]')
-    if [ "$d" = 0 ]; then what="$what, the same as $first's"; else what="$what, differs from $first's (diff: $d lines)"; fi
+    if [ "$d" = 0 ]; then what="$what, the same as $first's"; else what="$what, differs from $first's (diff lines: $d)"; fi
   fi
   note "sass $n: $what"
 done

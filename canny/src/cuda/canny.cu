@@ -964,10 +964,11 @@ __device__ void strip_load(const StripCcl& c, const uint16_t* __restrict__ q, in
         x < W ? uint8_t(low_bytes(q[size_t(c.r0 + y) * W + x], 0u, add)) : uint8_t(0);
 }
 
-// A warp's chunk of rows in strip_label (strip rows [y0, y1), at most 2 x 32) and its pixels of S: bit x of
-// lane j's m[h] is pixel (x, y0 + 32 h + j). The passes after the union visit the pixels of S through it, 32 at
-// a time (for_chunk_pixels), rather than a warp a row: S is thin (NMS keeps ridges), and a row holds about 5
-// pixels of it on the standard images, so a row-wise pass runs most of its warp instructions for idle lanes.
+// A warp's chunk of rows in strip_label (strip rows [y0, y1), at most 2 x 32) and its pixels of S: its list, or
+// the block's codes, from which for_chunk_pixels makes the rows' masks. The passes after the union visit the pixels
+// of S through it, 32 at a time (for_chunk_pixels), rather than a warp a row: S is thin (NMS keeps ridges), and a
+// row holds about 5 pixels of it on the standard images, so a row-wise pass runs most of its warp instructions for
+// idle lanes.
 constexpr int kChunkRows = 2 * 32;
 static_assert(chunk_rows(kStripMaxRows) <= kChunkRows && kMaxClusterRows <= kStripMaxRows,
               "a warp's chunk of a strip block holds at most 64 rows (every strip kernel runs kStripThreads threads, "
