@@ -59,7 +59,7 @@ def report(name, index, header, body, top):
     total = sum(samples)
     if total == 0:
         return False
-    print(f"== {name}, table {index}: {sum(samples)} samples, {sum(executed)} warp instructions")
+    print(f"== {name}, table {index}: {total} samples, {sum(executed)} warp instructions")
     by = sorted(((sum(number(r[col[h]]) for r in body), h[len("stall_"):]) for h in reasons), reverse=True)
     print("   stalls: " + ", ".join(f"{reason} {100.0 * n / total:.1f} %" for n, reason in by[:6] if n))
     print("   regions (from, to, samples, of which at a barrier, warp instructions, what ends it):")

@@ -204,7 +204,7 @@ Work lows_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<ca
 // block here; the kernels split 2160p's strips over clusters of two blocks (chunks of 34 rows, not 68).
 constexpr double kRowS = 71, kRowEmpty = 11;
 struct ChunkBalance {
-  double blocks = 0, ratio_sum = 0;                  // (strip, low) blocks; the sum of their max / mean
+  double blocks = 0, ratio_sum = 0;       // (strip, low) blocks; the sum of their max / mean
   double worst_max = 0, worst_total = 0;  // the block with the most work: its busiest chunk, its total
   int worst_lo = 0, worst_strip = 0;
 };
