@@ -1137,8 +1137,8 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
   return true;
 }
 
-// strip_label's storage for label_rows: a word a pixel (lab: the block's rows, labels base ..) and, with cap > 0, the
-// list of the chunk's pixels of S in row order (n counts them; those past cap are not written).
+// strip_label's storage for label_rows: a word a pixel (lab: the block's rows, labels base ..) and the list of the
+// chunk's pixels of S in row order (n counts them, cap 0 included; those past cap are not written).
 struct PixelRows {
   uint32_t* lab;
   uint32_t base;
@@ -1151,11 +1151,9 @@ struct PixelRows {
   __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
     const int k = (y - r0) * kStripWidth + lane;
     if (in) lab[k] = node;
-    if (cap > 0) {
-      const int at = n + __popc(m & below);
-      if (in && at < cap) list[at] = uint16_t(k);
-      n += __popc(m);
-    }
+    const int at = n + __popc(m & below);
+    if (in && at < cap) list[at] = uint16_t(k);
+    n += __popc(m);
   }
   __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
 };
