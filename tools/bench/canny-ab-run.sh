@@ -7,7 +7,9 @@ set -u
 prog=canny-ab-run
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../scripts/lib.sh
-. "$here/lib.sh"
+# (A bundle's copy; tools/bench/ has none: run from there, the script would time nothing and say all passed.)
+. "$here/lib.sh" 2>/dev/null ||
+  { echo "$prog: $here/lib.sh not found: run.sh runs from a bundle of tools/bench/canny-ab.sh" >&2; exit 1; }
 
 usage() {
   cat <<USAGE
