@@ -856,10 +856,21 @@ constexpr uint32_t kAcc = 0x80000000u;
 
 // The codes of a strip kernel's rows in shared memory, for the one low it labels: a byte a pixel,
 // A | (B >= low) << 7 (A <= 100; strip_load). in_code: the pixel lies in S = {B >= low}; a_of: its A.
-__device__ __forceinline__ bool in_code(uint8_t code) { return (code & 0x80u) != 0; }
+// in_code's AND is inline PTX on 32 bits: written in C++, the compiler narrows the test of a byte to 16-bit
+// operations, which ptxas turns into a shift, a sign extension and a compare (and a second compare where the row
+// loop tests it again), where one LOP3 with a predicate does (docs/benchmarks.md, issue 18, 24th session).
+__device__ __forceinline__ bool in_code(uint32_t code) {
+  uint32_t b;
+  asm("and.b32 %0, %1, 128;" : "=r"(b) : "r"(code));
+  return b != 0u;
+}
 __device__ __forceinline__ uint32_t a_of(uint8_t code) { return code & 0x7fu; }
 
 constexpr int kStripWarps = kStripThreads / kStripWidth;
+
+// Lane src's v, kept in a register through a loop: where registers are short, ptxas rebuilds a cheap value (a lane's
+// mask, a 32-bit constant) in every iteration that uses it, but not the result of a shuffle (label_rows, strip_label).
+__device__ __forceinline__ uint32_t kept(uint32_t v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 
 // A strip kernel's block of `rows` rows gives each of its kStripWarps warps a chunk of chunk_rows(rows) consecutive
 // rows, the last chunks possibly empty (769 rows: chunks of 25, warp 31's empty); its last row is in the chunk of warp
@@ -1069,12 +1080,13 @@ constexpr uint32_t kOutS = 0x7fffffffu;
 // outside S the result is unused), [s, e], and the pixels of S above it, in columns s - 1 .. e + 1 of the row above
 // (mask `above`): one bit a pixel, one run of bits for each run of the row above. s - 1 is the last column at or
 // below the lane outside S (none: s = 0), e + 1 the first above it (none: e = 31). at_or_below: the lane's bit and
-// those below it. Returns those bits; *s = s.
-__device__ __forceinline__ uint32_t run_above(uint32_t m, uint32_t above, uint32_t at_or_below, int* s) {
+// those below it. Returns those bits; *s = s. k7f: 0x7fffffff (label_rows passes it kept in a register).
+__device__ __forceinline__ uint32_t run_above(uint32_t m, uint32_t above, uint32_t at_or_below, int* s,
+                                              uint32_t k7f = 0x7fffffffu) {
   const uint32_t before = ~m & at_or_below, after = ~(m | at_or_below);
   *s = 32 - __clz(before);
-  const uint32_t up_to = (after & (0u - after)) * 2u - 1u;                  // columns 0 .. e + 1 (all: e = 31)
-  const uint32_t from = ~__funnelshift_rc(0x7fffffffu, 0u, __clz(before));  // columns s - 1 .. 31 (all: s = 0)
+  const uint32_t up_to = (after & (0u - after)) * 2u - 1u;           // columns 0 .. e + 1 (all: e = 31)
+  const uint32_t from = ~__funnelshift_rc(k7f, 0u, __clz(before));  // columns s - 1 .. 31 (all: s = 0)
   return above & up_to & from;
 }
 
@@ -1103,7 +1115,9 @@ __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, ui
 template <class Rows>
 __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int y0, int y1, int lane, uint32_t* pm,
                                            uint32_t* prev) {
-  const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
+  // Kept: ptxas rebuilt both in every row with S (5 instructions of about 62).
+  const uint32_t at_or_below = kept(0xffffffffu >> (31 - lane), lane);
+  const uint32_t k7f = kept(at_or_below >> 1, 31);  // lane 31's: 0x7fffffff
   *pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
   *prev = 0;  // the label of (lane, y - 1) where pm has the lane's bit (a run's label at each of its pixels)
   for (int y = y0; y < y1; ++y, codes += kStripWidth) {
@@ -1114,7 +1128,7 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
     if (m == 0) continue;  // no pixel of S in this row (warp-uniform): nothing to label or merge
     if (!rows.room(m)) return false;
     int s;
-    const uint32_t a = run_above(m, above, at_or_below, &s);
+    const uint32_t a = run_above(m, above, at_or_below, &s, k7f);
     // The run takes the label of the first run above it (prev is constant along a run), or starts a label at its
     // first pixel when there is none.
     const uint32_t up = *prev;
@@ -1175,7 +1189,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
   }
   __syncwarp();
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
-  PixelRows rows{lab, base, c.r0, lane, at_or_below >> 1, c.list, c.cap, 0};
+  PixelRows rows{lab, base, c.r0, lane, kept(at_or_below >> 1, lane), c.list, c.cap, 0};  // kept: 3 instructions a row
   uint32_t pm, prev;
   label_rows(rows, codes + (size_t(y0 - c.r0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
   if (c.cap > 0 && rows.n <= c.cap) {
