@@ -8,8 +8,9 @@ prog=canny-ab-run
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../scripts/lib.sh
 # (A bundle's copy; tools/bench/ has none: run from there, the script would time nothing and say all passed.)
-. "$here/lib.sh" 2>/dev/null ||
+[ -f "$here/lib.sh" ] ||
   { echo "$prog: $here/lib.sh not found: run.sh runs from a bundle of tools/bench/canny-ab.sh" >&2; exit 1; }
+. "$here/lib.sh"
 
 usage() {
   cat <<USAGE

@@ -858,7 +858,7 @@ constexpr uint32_t kAcc = 0x80000000u;
 // A | (B >= low) << 7 (A <= 100; strip_load). in_code: the pixel lies in S = {B >= low}; a_of: its A.
 // in_code's AND is inline PTX on 32 bits: written in C++, the compiler narrows the test of a byte to 16-bit
 // operations, which ptxas turns into a shift, a sign extension and a compare (and a second compare where the row
-// loop tests it again), where one LOP3 with a predicate does (docs/benchmarks.md, issue 18, 24th session).
+// loop tests it again), where one LOP3 with a predicate does (docs/benchmarks.md, issue 18, GPU kernels, 24th session).
 __device__ __forceinline__ bool in_code(uint32_t code) {
   uint32_t b;
   asm("and.b32 %0, %1, 128;" : "=r"(b) : "r"(code));
@@ -870,6 +870,7 @@ constexpr int kStripWarps = kStripThreads / kStripWidth;
 
 // Lane src's v, kept in a register through a loop: where registers are short, ptxas rebuilds a cheap value (a lane's
 // mask, a 32-bit constant) in every iteration that uses it, but not the result of a shuffle (label_rows, strip_label).
+// The whole warp calls it, converged.
 __device__ __forceinline__ uint32_t kept(uint32_t v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 
 // A strip kernel's block of `rows` rows gives each of its kStripWarps warps a chunk of chunk_rows(rows) consecutive
@@ -1152,7 +1153,7 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
 }
 
 // strip_label's storage for label_rows: a word a pixel (lab: the block's rows, labels base ..) and the list of the
-// chunk's pixels of S in row order (n counts them, cap 0 included; those past cap are not written).
+// chunk's pixels of S in row order (n counts them even with cap 0, where nothing is written; those past cap are not).
 struct PixelRows {
   uint32_t* lab;
   uint32_t base;
