@@ -18,7 +18,7 @@ STAGES = [  # (label, kernels); templates by their name (front_kernel<3>: front_
                                  "strip_count_redo_kernel", "strip_count_listed_cluster_kernel"]),
     ("labelling + SM (frame, strips joined)", ["frame_count_joined_kernel"]),
     ("labelling + SM (frame, split passes)", ["frame_split_label_kernel", "frame_split_merge_kernel",
-                                              "frame_split_fold_kernel", "frame_split_finish_kernel"]),
+                                              "frame_split_finish_kernel"]),
     ("map (strips)", ["strip_edges_kernel"]),
     ("histograms + pair + map (strips, labelling again)", ["strip_final_kernel"]),
     ("labelling (tiles)", ["ccl_strip_local_kernel", "ccl_strip_border_kernel", "ccl_max_roots_kernel",
