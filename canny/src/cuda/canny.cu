@@ -1087,18 +1087,21 @@ __device__ __forceinline__ uint32_t run_above(uint32_t m, uint32_t above, uint32
   const uint32_t before = ~m & at_or_below, after = ~(m | at_or_below);
   *s = 32 - __clz(before);
   const uint32_t up_to = (after & (0u - after)) * 2u - 1u;           // columns 0 .. e + 1 (all: e = 31)
-  const uint32_t from = ~__funnelshift_rc(k7f, 0u, __clz(before));  // columns s - 1 .. 31 (all: s = 0)
-  return above & up_to & from;
+  const uint32_t below_s = __funnelshift_rc(k7f, 0u, __clz(before));  // columns 0 .. s - 2 (none: s = 0)
+  uint32_t r;  // above & up_to & ~below_s in one LOP3 (written in C++, ptxas made three instructions of it)
+  asm("lop3.b32 %0, %1, %2, %3, 0x40;" : "=r"(r) : "r"(above), "r"(up_to), "r"(below_s));
+  return r;
 }
 
-// The merges of a run with the runs above it (strip_label and the listed kernel, in their row loops and at their
-// chunks' first rows): `more` holds, at the lane of a run's first pixel, a bit for each run above to join (the
-// first bit of that run in the row above, whose label `up` holds at that column); that lane merges the run's label
-// `own` with each of them, a bit a step, while the warp walks the lanes' bits together.
+// The merges of a run with the runs above it (the listed kernel's row loop, and the chunks' first rows of strip_label
+// and the listed kernel; strip_label's row loop: PixelRows::junctions): `more` holds, at the lane of a run's first
+// pixel, a bit for each run above to join (the first bit of that run in the row above, whose label `up` holds at that
+// column); that lane merges the run's label `own` with each of them, a bit a step, while the warp walks the lanes'
+// bits together.
 template <class Lab>
 __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, uint32_t up, uint32_t own) {
   while (__any_sync(0xffffffffu, more)) {
-    const uint32_t other = __shfl_sync(0xffffffffu, up, (__ffs(more) - 1) & 31);
+    const uint32_t other = __shfl_sync(0xffffffffu, up, __ffs(more) - 1);
     if (more) {
       if (other != own) merge(L, other, own);
       more &= more - 1u;
@@ -1109,9 +1112,10 @@ __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, ui
 // A chunk's rows [y0, y1) in turn (the row loop of strip_label and of the listed kernel; codes: the chunk's first
 // row's code at this lane's column, a row every kStripWidth bytes), over two kinds of label storage, `rows`:
 //   rows.room(m): the row of mask m fits (the lists: else the loop stops, returning false);
-//   rows.start(y, s, m): the label a run of row y starting at column s starts (no run above it);
-//   rows.put(in, y, m, node): the row's labels stored (node: this lane's run's label where in);
-//   rows.labels(): the labels the junctions merge (the chunk's own).
+//   rows.start(y32, s, m): the label a run of row y (y32 = y * 32) starting at column s starts (no run above it);
+//   rows.put(in, y32, m, node): the row's labels stored (node: this lane's run's label where in);
+//   rows.junctions(more, up, own, y32): the merges of a junction in the chunk's own labels (merge_runs_above's
+//     arguments; PixelRows reads the labels above from the row above's words instead of `up`).
 // On return *pm is the mask of S of the last row read and *prev this lane's label there (where *pm has its bit).
 template <class Rows>
 __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int y0, int y1, int lane, uint32_t* pm,
@@ -1121,7 +1125,8 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
   const uint32_t k7f = kept(at_or_below >> 1, 31);  // lane 31's: 0x7fffffff
   *pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
   *prev = 0;  // the label of (lane, y - 1) where pm has the lane's bit (a run's label at each of its pixels)
-  for (int y = y0; y < y1; ++y, codes += kStripWidth) {
+  // y32 = y * 32 (a multiply a row fewer than y).
+  for (int y32 = y0 * kStripWidth; y32 < y1 * kStripWidth; y32 += kStripWidth, codes += kStripWidth) {
     const bool in = in_code(*codes);
     const uint32_t m = __ballot_sync(0xffffffffu, in);
     const uint32_t above = *pm;
@@ -1133,17 +1138,20 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
     // The run takes the label of the first run above it (prev is constant along a run), or starts a label at its
     // first pixel when there is none.
     const uint32_t up = *prev;
-    const uint32_t first = __shfl_sync(0xffffffffu, up, (__ffs(a) - 1) & 31);
-    const uint32_t node = a ? first : rows.start(y, s, m);
-    rows.put(in, y, m, node);
+    const uint32_t first = __shfl_sync(0xffffffffu, up, __ffs(a) - 1);  // a shuffle reads the lane's low 5 bits
+    const uint32_t node = a ? first : rows.start(y32, s, m);
+    rows.put(in, y32, m, node);
     *prev = node;
     // Every other run above joins it: the run's first lane merges their labels (the first bit of each run of a
     // but the first run's). Rare: a row without them costs a vote.
     const uint32_t starts = a & ~(a << 1);
-    const uint32_t more = in && lane == s ? starts & (starts - 1u) : 0u;
+    // `more` is the same along a run. A lane outside S has s = lane + 1, and its window (columns lane .. the next
+    // column outside S) is the window of the run after it or holds at most one run above: so neither the vote nor
+    // lane == s needs `in`.
+    const uint32_t more = starts & (starts - 1u);
     if (__any_sync(0xffffffffu, more)) {
       __syncwarp();  // the labels of the rows above before any merge reads them
-      merge_runs_above(rows.labels(), more, up, node);
+      rows.junctions(lane == s ? more : 0u, up, node, y32);
     }
     // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
     // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
@@ -1162,15 +1170,24 @@ struct PixelRows {
   uint16_t* list;
   int cap, n;
   __device__ __forceinline__ bool room(uint32_t) const { return true; }
-  __device__ __forceinline__ uint32_t start(int y, int s, uint32_t) const { return uint32_t(y * kStripWidth + s); }
-  __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
-    const int k = (y - r0) * kStripWidth + lane;
+  __device__ __forceinline__ uint32_t start(int y32, int s, uint32_t) const { return uint32_t(y32 + s); }
+  __device__ __forceinline__ void put(bool in, int y32, uint32_t m, uint32_t node) {
+    const int k = y32 - r0 * kStripWidth + lane;
     if (in) lab[k] = node;
     const int at = n + __popc(m & below);
     if (in && at < cap) list[at] = uint16_t(k);
     n += __popc(m);
   }
   __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
+  // The labels above come from the row above's words (any node of that run's tree will do), not from `up`: so the row
+  // loop keeps no copy of `up` for this rare path.
+  __device__ __forceinline__ void junctions(uint32_t more, uint32_t, uint32_t own, int y32) const {
+    const uint32_t* row_above = lab + (y32 - kStripWidth - r0 * kStripWidth);
+    for (; more; more &= more - 1u) {
+      const uint32_t other = row_above[__ffs(more) - 1];
+      if (other != own) merge(labels(), other, own);
+    }
+  }
 };
 
 template <class Lab>
@@ -1352,11 +1369,13 @@ struct ListRows {
   __device__ __forceinline__ uint32_t start(int, int s, uint32_t m) const {
     return wbase + n + __popc(m & ~(0xffffffffu << s));
   }
-  __device__ __forceinline__ void put(bool in, int y, uint32_t m, uint32_t node) {
-    if (in) *L.w.at(wbase + n + __popc(m & below)) = node << 16 | uint32_t(y * kStripWidth + lane);
+  __device__ __forceinline__ void put(bool in, int y32, uint32_t m, uint32_t node) {
+    if (in) *L.w.at(wbase + n + __popc(m & below)) = node << 16 | uint32_t(y32 + lane);
     n += __popc(m);
   }
-  __device__ __forceinline__ const ListLabels& labels() const { return L; }
+  __device__ __forceinline__ void junctions(uint32_t more, uint32_t up, uint32_t own, int) const {
+    merge_runs_above(L, more, up, own);
+  }
 };
 
 // The static shared memory of the listed kernels.
