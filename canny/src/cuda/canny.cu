@@ -1093,11 +1093,11 @@ __device__ __forceinline__ uint32_t run_above(uint32_t m, uint32_t above, uint32
   return r;
 }
 
-// The merges of a run with the runs above it (the listed kernel's row loop, and the chunks' first rows of strip_label
-// and the listed kernel; strip_label's row loop: PixelRows::junctions): `more` holds, at the lane of a run's first
-// pixel, a bit for each run above to join (the first bit of that run in the row above, whose label `up` holds at that
-// column); that lane merges the run's label `own` with each of them, a bit a step, while the warp walks the lanes'
-// bits together.
+// The merges of a run with the runs above it at the chunks' first rows (strip_label and the listed kernel; in the row
+// loops the junctions read the labels above from the storage: PixelRows::junctions, ListRows::junctions): `more`
+// holds, at the lane of a run's first pixel, a bit for each run above to join (the first bit of that run in the row
+// above, whose label `up` holds at that column); that lane merges the run's label `own` with each of them, a bit a
+// step, while the warp walks the lanes' bits together.
 template <class Lab>
 __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, uint32_t up, uint32_t own) {
   while (__any_sync(0xffffffffu, more)) {
@@ -1114,8 +1114,10 @@ __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, ui
 //   rows.room(m): the row of mask m fits (the lists: else the loop stops, returning false);
 //   rows.start(y32, s, m): the label a run of row y (y32 = y * 32) starting at column s starts (no run above it);
 //   rows.put(in, y32, m, node): the row's labels stored (node: this lane's run's label where in);
-//   rows.junctions(more, up, own, y32): the merges of a junction in the chunk's own labels (merge_runs_above's
-//     arguments; PixelRows reads the labels above from the row above's words instead of `up`).
+//   rows.junctions(more, up, own, y32, m, above): the merges of a junction in the chunk's own labels
+//     (merge_runs_above's first three arguments; both storages read the labels above from the row above's words
+//     or entries instead of `up`, so that the loop keeps no copy of it).
+// rows.start is called by every lane (ListRows shuffles), the others where the loop says.
 // On return *pm is the mask of S of the last row read and *prev this lane's label there (where *pm has its bit).
 template <class Rows>
 __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int y0, int y1, int lane, uint32_t* pm,
@@ -1139,7 +1141,8 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
     // first pixel when there is none.
     const uint32_t up = *prev;
     const uint32_t first = __shfl_sync(0xffffffffu, up, __ffs(a) - 1);  // a shuffle reads the lane's low 5 bits
-    const uint32_t node = a ? first : rows.start(y32, s, m);
+    const uint32_t started = rows.start(y32, s, m);  // every lane
+    const uint32_t node = a ? first : started;
     rows.put(in, y32, m, node);
     *prev = node;
     // Every other run above joins it: the run's first lane merges their labels (the first bit of each run of a
@@ -1151,7 +1154,7 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
     const uint32_t more = starts & (starts - 1u);
     if (__any_sync(0xffffffffu, more)) {
       __syncwarp();  // the labels of the rows above before any merge reads them
-      rows.junctions(lane == s ? more : 0u, up, node, y32);
+      rows.junctions(lane == s ? more : 0u, up, node, y32, m, above);
     }
     // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
     // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
@@ -1181,7 +1184,8 @@ struct PixelRows {
   __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
   // The labels above come from the row above's words (any node of that run's tree will do), not from `up`: so the row
   // loop keeps no copy of `up` for this rare path.
-  __device__ __forceinline__ void junctions(uint32_t more, uint32_t, uint32_t own, int y32) const {
+  __device__ __forceinline__ void junctions(uint32_t more, uint32_t, uint32_t own, int y32, uint32_t,
+                                            uint32_t) const {
     const uint32_t* row_above = lab + (y32 - kStripWidth - r0 * kStripWidth);
     for (; more; more &= more - 1u) {
       const uint32_t other = row_above[__ffs(more) - 1];
@@ -1360,21 +1364,32 @@ using ListLabels = ListLabelsOf<BlockEntries>;
 constexpr uint32_t kNoLabel = 0xffffu;
 
 // The listed kernel's storage for label_rows: the warp's list from entry wbase on, an entry a pixel of S in row order
-// (n so far, at most cap), word << 16 | k (k the pixel's local index), a run's label its first pixel's entry.
+// (up to wbase + cap), word << 16 | k (k the pixel's local index), a run's label its first pixel's entry. Its row costs
+// about a dozen instructions fewer than with wbase, cap and n apart and the start counted (1080p and 2160p strips
+// 0.975-0.992x, frames 0.976-0.998x: docs/benchmarks.md, issue 18, GPU kernels, 25th session).
 struct ListRows {
   ListLabels L;
-  uint32_t wbase, cap, below, n;
+  uint32_t wn, wend, below;  // the warp's next entry (wbase + entries so far), wbase + cap; the lane's bits below it
   int lane;
-  __device__ __forceinline__ bool room(uint32_t m) const { return n + __popc(m) <= cap; }
+  __device__ __forceinline__ bool room(uint32_t m) const { return wn + __popc(m) <= wend; }
+  // The entry of the lane's pixel in a row of mask m (where the lane is in S).
+  __device__ __forceinline__ uint32_t entry(uint32_t m) const { return wn + __popc(m & below); }
+  // The entry of the run's first pixel: lane s's (every lane calls it).
   __device__ __forceinline__ uint32_t start(int, int s, uint32_t m) const {
-    return wbase + n + __popc(m & ~(0xffffffffu << s));
+    return __shfl_sync(0xffffffffu, entry(m), s);
   }
   __device__ __forceinline__ void put(bool in, int y32, uint32_t m, uint32_t node) {
-    if (in) *L.w.at(wbase + n + __popc(m & below)) = node << 16 | uint32_t(y32 + lane);
-    n += __popc(m);
+    if (in) *L.w.at(entry(m)) = node << 16 | uint32_t(y32 + lane);
+    wn += __popc(m);
   }
-  __device__ __forceinline__ void junctions(uint32_t more, uint32_t up, uint32_t own, int) const {
-    merge_runs_above(L, more, up, own);
+  // The labels above from the row above's entries (any node of that run's tree will do), not from `up`.
+  __device__ __forceinline__ void junctions(uint32_t more, uint32_t, uint32_t own, int, uint32_t m,
+                                            uint32_t above) const {
+    const uint32_t row_above = wn - __popc(m) - __popc(above);  // after put: this row's entries are taken
+    for (; more; more &= more - 1u) {
+      const uint32_t other = L.load(row_above + __popc(above & ((1u << (__ffs(more) - 1)) - 1u)));
+      if (other != own) merge(L, other, own);
+    }
   }
 };
 
@@ -1450,10 +1465,10 @@ __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, in
   const int y0 = warp * per, y1 = min(rows, y0 + per);  // this warp's chunk (local rows)
   const uint32_t wbase = kbase + uint32_t(warp * cap);
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
-  ListRows lr{L, wbase, uint32_t(cap), below, 0, lane};
+  ListRows lr{L, wbase, wbase + uint32_t(cap), kept(below, lane), lane};
   uint32_t pm, prev;
   const bool overflow = !label_rows(lr, codes + (size_t(y0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
-  const int n = int(lr.n);
+  const int n = int(lr.wn - wbase);
   s.last[warp][lane] = uint16_t((pm >> lane) & 1u ? prev : kNoLabel);
   // A chunk with more pixels of S than its list holds: the pair is left to the redo, before any count.
   const bool over = __syncthreads_or(overflow);
