@@ -869,7 +869,8 @@ __device__ __forceinline__ uint32_t a_of(uint8_t code) { return code & 0x7fu; }
 constexpr int kStripWarps = kStripThreads / kStripWidth;
 
 // Lane src's v, kept in a register through a loop: where registers are short, ptxas rebuilds a cheap value (a lane's
-// mask, a 32-bit constant) in every iteration that uses it, but not the result of a shuffle (label_rows, strip_label).
+// mask, a 32-bit constant) in every iteration that uses it, but not the result of a shuffle (label_rows, strip_label,
+// listed_label).
 // The whole warp calls it, converged.
 __device__ __forceinline__ uint32_t kept(uint32_t v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 
@@ -1115,14 +1116,14 @@ __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, ui
 //   rows.start(y32, s, m): the label a run of row y (y32 = y * 32) starting at column s starts (no run above it);
 //   rows.put(in, y32, m, node): the row's labels stored (node: this lane's run's label where in);
 //   rows.junctions(more, up, own, y32, m, above): the merges of a junction in the chunk's own labels
-//     (merge_runs_above's first three arguments; both storages read the labels above from the row above's words
-//     or entries instead of `up`, so that the loop keeps no copy of it).
+//     (more, up, own: merge_runs_above's last three arguments; `up` is passed, but both storages read the labels
+//     above from the row above's words or entries instead, so that the loop keeps no copy of it).
 // rows.start is called by every lane (ListRows shuffles), the others where the loop says.
 // On return *pm is the mask of S of the last row read and *prev this lane's label there (where *pm has its bit).
 template <class Rows>
 __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int y0, int y1, int lane, uint32_t* pm,
                                            uint32_t* prev) {
-  // Kept: ptxas rebuilt both in every row with S (5 instructions of about 62).
+  // Kept: ptxas rebuilt both in every row with S (5 instructions of the 62 such a row had then).
   const uint32_t at_or_below = kept(0xffffffffu >> (31 - lane), lane);
   const uint32_t k7f = kept(at_or_below >> 1, 31);  // lane 31's: 0x7fffffff
   *pm = 0;    // the mask of S in row y - 1 inside the chunk (warp-uniform; 0 above the chunk's first row)
@@ -1153,7 +1154,7 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
     // lane == s needs `in`.
     const uint32_t more = starts & (starts - 1u);
     if (__any_sync(0xffffffffu, more)) {
-      __syncwarp();  // the labels of the rows above before any merge reads them
+      __syncwarp();  // the row above's words or entries, and the labels, before the junctions read them
       rows.junctions(lane == s ? more : 0u, up, node, y32, m, above);
     }
     // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
@@ -1364,9 +1365,9 @@ using ListLabels = ListLabelsOf<BlockEntries>;
 constexpr uint32_t kNoLabel = 0xffffu;
 
 // The listed kernel's storage for label_rows: the warp's list from entry wbase on, an entry a pixel of S in row order
-// (up to wbase + cap), word << 16 | k (k the pixel's local index), a run's label its first pixel's entry. Its row costs
-// about a dozen instructions fewer than with wbase, cap and n apart and the start counted (1080p and 2160p strips
-// 0.975-0.992x, frames 0.976-0.998x: docs/benchmarks.md, issue 18, GPU kernels, 25th session).
+// (up to wbase + cap), word << 16 | k (k the pixel's local index), a run's label its first pixel's entry. Its row with
+// S costs 8 SASS instructions fewer (61 -> 53) than with wbase, cap and n apart and the start counted (1080p and 2160p
+// strips 0.975-0.997x, frames 0.976-0.998x: docs/benchmarks.md, issue 18, GPU kernels, 25th session).
 struct ListRows {
   ListLabels L;
   uint32_t wn, wend, below;  // the warp's next entry (wbase + entries so far), wbase + cap; the lane's bits below it
