@@ -3,7 +3,7 @@
 # registered as CTest canny_ab_tool (label unit) by tests/tools/CMakeLists.txt. usage: canny_ab_test.sh
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times
 # from its variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted
-# bench arguments, a failing variant, the deadline, the archive, --npp (with a stand-in nvcc whose program prints
+# bench arguments, a failing variant, the deadline, the archive (and --archive-only), --npp (with a stand-in nvcc whose program prints
 # a row), --stages and --profile (with a stand-in ncu, which may profile no kernel), --sass (with a stand-in cuobjdump);
 # compare's ratios, --base, --plain, MISMATCH; the regions of a profile's SASS page (canny-profile-regions.py).
 set -u
@@ -72,6 +72,17 @@ grep -q '| 100.0-100.0 (1.250) | 80.0-80.0 (1.000) | 130.0-130.0 (1.625) |' "$T/
 expect 1 "compare: --base of no variant" -- "$PY" "$bench/canny-ab-compare.py" --base zz "$T/l1/ab"
 mkdir -p "$T/empty"
 expect 2 "compare: no runs" -- "$PY" "$bench/canny-ab-compare.py" "$T/empty"
+
+mkdir -p "$T/l1a/ab" "$T/tmp1a"
+touch "$T/l1a/ab/stale"
+expect 0 "run.sh --archive-only: only the archive in the logs folder" -- \
+  env TMPDIR="$T/tmp1a" bash "$B/run.sh" --logs "$T/l1a" --rounds 1 --archive-only --variant a=a --variant b=b
+[ "$(ls "$T/l1a")" = "$(printf 'ab\nab-logs.tgz')" ] && [ -e "$T/l1a/ab/stale" ] &&
+  ok "--archive-only writes ab-logs.tgz and leaves the logs folder's ab alone" || bad "l1a: $(ls -R "$T/l1a")"
+tar tzf "$T/l1a/ab-logs.tgz" | grep -q 'ab/bench_b_0_1.txt' && ! tar tzf "$T/l1a/ab-logs.tgz" | grep -q stale &&
+  ok "the archive holds the run's logs only" || bad "archive: $(tar tzf "$T/l1a/ab-logs.tgz" | tr '\n' ' ')"
+[ -z "$(ls -A "$T/tmp1a")" ] && ok "--archive-only removes its temporary folder" || bad "left: $(ls -A "$T/tmp1a")"
+grep -q "everything passed" "$T/out" && ok "--archive-only prints the summary" || bad "output: $(cat "$T/out")"
 
 touch "$B/b/fail"
 expect 3 "run.sh: a variant whose output differs from the twin fails the call" -- \

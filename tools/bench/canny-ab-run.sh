@@ -16,7 +16,7 @@ usage() {
   cat <<USAGE
 usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VAR=VALUE]...]...
                           [--test NAME]... [--sanitize NAME]... [--npp] [--stages NAME] [--profile NAME=REGEX]...
-                          [--sass NAME]... [--deadline S] [--logs DIR]
+                          [--sass NAME]... [--deadline S] [--logs DIR] [--archive-only]
   --variant TAG=NAME,VAR=VALUE,...  time NAME's canny-bench-gpu as TAG with VAR=VALUE set (test hooks);
                    default: each NAME of the bundle as itself, in the bundle's order. The first is the baseline.
   --bench ARGS     canny-bench-gpu's arguments for one set of runs, after --cpu-repeats 0 --queued, as shell words
@@ -44,16 +44,20 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
   --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
                    the device tool's 600 s a command); steps cut short are marked in the summary
   --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
-The summary is LOGDIR/ab/0summary.txt, printed at the end; here: python3 tools/bench/canny-ab-compare.py
+  --archive-only   only ab-logs.tgz in DIR (the ab folder in a temporary folder, removed at the end): the device
+                   tool returns a limited number of files of \$OUT, so a second run.sh in the same call, or one
+                   after a call with many logs, keeps its results this way (--logs \$OUT/b --archive-only)
+The summary is LOGDIR/ab/0summary.txt (in the archive with --archive-only), printed at the end; here: python3 tools/bench/canny-ab-compare.py
 LOGDIR/ab-logs.tgz. Exit status: 0 when every test passed and every variant without VAR=VALUE matched the CPU
 twin; 1 usage; 3 otherwise.
 USAGE
 }
 
-rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() profiles=() sass=() deadline=540
+rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() profiles=() sass=() deadline=540 archive_only=0
 logs=${OUT:-$here/logs}
 parse_options "--rounds=rounds --bench=benches+ --variant=variants+ --test=tests+ --sanitize=sans+ --npp=npp:1
-               --stages=stages+ --profile=profiles+ --sass=sass+ --deadline=deadline --logs=logs" "$@"
+               --stages=stages+ --profile=profiles+ --sass=sass+ --deadline=deadline --logs=logs
+               --archive-only=archive_only:1" "$@"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage_error "--rounds wants a positive number"
 [[ "$deadline" =~ ^[1-9][0-9]*$ ]] || usage_error "--deadline wants seconds"
 [ -f "$here/NAMES" ] || die "$here/NAMES not found: not a bundle of canny-ab.sh"
@@ -81,7 +85,12 @@ for b in "${!benches[@]}"; do bench_args "$b"; done
 
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
-L=$logs/ab
+work=$logs  # where the ab folder lives (and the ncu reports, outside it)
+if [ "$archive_only" = 1 ]; then
+  work=''
+  scratch_dir  # a temporary folder, removed at the exit
+fi
+L=$work/ab
 rm -rf "$L"
 mkdir -p "$L"
 export GPUEC_SHARED_DIR="$here/data"
@@ -90,7 +99,7 @@ cuda_tool() { command -v "$1" || echo "/usr/local/cuda/bin/$1"; }  # NAME: the C
 sanitizer=$(cuda_tool compute-sanitizer)
 t0=$(date +%s)
 elapsed() { echo $(($(date +%s) - t0)); }
-pack() { tar czf "$logs/ab-logs.tgz.part" -C "$logs" ab && mv "$logs/ab-logs.tgz.part" "$logs/ab-logs.tgz"; }
+pack() { tar czf "$logs/ab-logs.tgz.part" -C "$work" ab && mv "$logs/ab-logs.tgz.part" "$logs/ab-logs.tgz"; }
 note() { echo "$*" >>"$L/0summary.txt"; }
 failed=0
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.used --format=csv || echo "nvidia-smi failed"; } >"$L/gpu.txt" 2>&1
@@ -211,7 +220,7 @@ for pr in "${profiles[@]}"; do
   n=${pr%%=*} re=${pr#*=} matched=0
   for b in "${!benches[@]}"; do
     bench_args "$b"
-    rep="$logs/profile_${n}_$b"  # outside ab: not packed
+    rep="$work/profile_${n}_$b"  # outside ab: not packed
     step "profile_${n}_${b}_ncu" 0 "$ncu" --clock-control none --set full --import-source no -k "regex:$re" -c 8 -f \
       -o "$rep" "$here/$n/canny-bench-gpu" --repeats 1 --warmup 0 --cpu-repeats 0 "${BA[@]}"
     rc=$?
