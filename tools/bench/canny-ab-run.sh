@@ -47,9 +47,9 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
   --archive-only   only ab-logs.tgz in DIR (the ab folder in a temporary folder, removed at the end): the device
                    tool returns a limited number of files of \$OUT, so a second run.sh in the same call, or one
                    after a call with many logs, keeps its results this way (--logs \$OUT/b --archive-only)
-The summary is LOGDIR/ab/0summary.txt (in the archive with --archive-only), printed at the end; here: python3 tools/bench/canny-ab-compare.py
-LOGDIR/ab-logs.tgz. Exit status: 0 when every test passed and every variant without VAR=VALUE matched the CPU
-twin; 1 usage; 3 otherwise.
+The summary is LOGDIR/ab/0summary.txt (in the archive with --archive-only), printed at the end; here:
+python3 tools/bench/canny-ab-compare.py LOGDIR/ab-logs.tgz. Exit status: 0 when every test passed and every variant
+without VAR=VALUE matched the CPU twin; 1 usage; 3 otherwise.
 USAGE
 }
 

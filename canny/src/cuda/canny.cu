@@ -1115,9 +1115,9 @@ __device__ __forceinline__ void merge_runs_above(const Lab& L, uint32_t more, ui
 //   rows.room(m): the row of mask m fits (the lists: else the loop stops, returning false);
 //   rows.start(y32, s, m): the label a run of row y (y32 = y * 32) starting at column s starts (no run above it);
 //   rows.put(in, y32, m, node): the row's labels stored (node: this lane's run's label where in);
-//   rows.junctions(more, up, own, y32, m, above): the merges of a junction in the chunk's own labels
-//     (more, up, own: merge_runs_above's last three arguments; `up` is passed, but both storages read the labels
-//     above from the row above's words or entries instead, so that the loop keeps no copy of it).
+//   rows.junctions(more, own, y32, m, above): the merges of a junction in the chunk's own labels (more, own:
+//     merge_runs_above's; both storages read the labels above from the row above's words or entries instead of
+//     `up`, so that the loop keeps no copy of it).
 // rows.start is called by every lane (ListRows shuffles), the others where the loop says.
 // On return *pm is the mask of S of the last row read and *prev this lane's label there (where *pm has its bit).
 template <class Rows>
@@ -1155,7 +1155,7 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
     const uint32_t more = starts & (starts - 1u);
     if (__any_sync(0xffffffffu, more)) {
       __syncwarp();  // the row above's words or entries, and the labels, before the junctions read them
-      rows.junctions(lane == s ? more : 0u, up, node, y32, m, above);
+      rows.junctions(lane == s ? more : 0u, node, y32, m, above);
     }
     // No barrier after the merges: the next row's stores touch no word they read or write, the next row with
     // merges orders the stores before them (the __syncwarp above), and a merge racing another is what the
@@ -1168,15 +1168,15 @@ __device__ __forceinline__ bool label_rows(Rows& rows, const uint8_t* codes, int
 // chunk's pixels of S in row order (n counts them even with cap 0, where nothing is written; those past cap are not).
 struct PixelRows {
   uint32_t* lab;
-  uint32_t base;
-  int r0, lane;
+  uint32_t base;  // the block's first row r0, times 32
+  int lane;
   uint32_t below;  // the lane's bits below it
   uint16_t* list;
   int cap, n;
   __device__ __forceinline__ bool room(uint32_t) const { return true; }
   __device__ __forceinline__ uint32_t start(int y32, int s, uint32_t) const { return uint32_t(y32 + s); }
   __device__ __forceinline__ void put(bool in, int y32, uint32_t m, uint32_t node) {
-    const int k = y32 - r0 * kStripWidth + lane;
+    const int k = y32 - int(base) + lane;
     if (in) lab[k] = node;
     const int at = n + __popc(m & below);
     if (in && at < cap) list[at] = uint16_t(k);
@@ -1185,9 +1185,8 @@ struct PixelRows {
   __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
   // The labels above come from the row above's words (any node of that run's tree will do), not from `up`: so the row
   // loop keeps no copy of `up` for this rare path.
-  __device__ __forceinline__ void junctions(uint32_t more, uint32_t, uint32_t own, int y32, uint32_t,
-                                            uint32_t) const {
-    const uint32_t* row_above = lab + (y32 - kStripWidth - r0 * kStripWidth);
+  __device__ __forceinline__ void junctions(uint32_t more, uint32_t own, int y32, uint32_t, uint32_t) const {
+    const uint32_t* row_above = lab + (y32 - kStripWidth - int(base));
     for (; more; more &= more - 1u) {
       const uint32_t other = row_above[__ffs(more) - 1];
       if (other != own) merge(labels(), other, own);
@@ -1212,7 +1211,7 @@ __device__ StripChunk strip_label(const StripCcl& c, const Lab& L, uint32_t lo) 
   }
   __syncwarp();
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane);
-  PixelRows rows{lab, base, c.r0, lane, kept(at_or_below >> 1, lane), c.list, c.cap, 0};  // kept: 3 instructions a row
+  PixelRows rows{lab, base, lane, kept(at_or_below >> 1, lane), c.list, c.cap, 0};  // kept: 3 instructions a row
   uint32_t pm, prev;
   label_rows(rows, codes + (size_t(y0 - c.r0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
   if (c.cap > 0 && rows.n <= c.cap) {
@@ -1384,8 +1383,7 @@ struct ListRows {
     wn += __popc(m);
   }
   // The labels above from the row above's entries (any node of that run's tree will do), not from `up`.
-  __device__ __forceinline__ void junctions(uint32_t more, uint32_t, uint32_t own, int, uint32_t m,
-                                            uint32_t above) const {
+  __device__ __forceinline__ void junctions(uint32_t more, uint32_t own, int, uint32_t m, uint32_t above) const {
     const uint32_t row_above = wn - __popc(m) - __popc(above);  // after put: this row's entries are taken
     for (; more; more &= more - 1u) {
       const uint32_t other = L.load(row_above + __popc(above & ((1u << (__ffs(more) - 1)) - 1u)));
