@@ -1464,7 +1464,8 @@ __device__ __forceinline__ void listed_label(const CclParams& p, uint32_t lo, in
   const int y0 = warp * per, y1 = min(rows, y0 + per);  // this warp's chunk (local rows)
   const uint32_t wbase = kbase + uint32_t(warp * cap);
   const uint32_t at_or_below = 0xffffffffu >> (31 - lane), below = at_or_below >> 1;
-  ListRows lr{L, wbase, wbase + uint32_t(cap), kept(below, lane), lane};
+  // The list's end is kept too: ptxas rebuilt it every row (S2R, LDC, SHF, IMAD) at the 32-register cap.
+  ListRows lr{L, wbase, kept(wbase + uint32_t(cap), 0), kept(below, lane), lane};
   uint32_t pm, prev;
   const bool overflow = !label_rows(lr, codes + (size_t(y0) * kStripWidth + lane), y0, y1, lane, &pm, &prev);
   const int n = int(lr.wn - wbase);
