@@ -26,7 +26,8 @@ namespace {
 
 constexpr int kTileX = 32, kTileY = 8;      // pixel kernels: 256 threads
 constexpr int kSelectThreads = 512;         // histogram / threshold search kernel
-constexpr int kSelectPixels = 4096;         // pixels per block of it (at least)
+constexpr int kSelectPixels = 4096;         // pixels per block of it (at least); half that on frames of fewer
+constexpr int kSelectSmallFrame = 1 << 20;  // pixels than this (docs/benchmarks.md: issue 18, GPU kernels, 26th session)
 
 struct Taps {
   int32_t w[kMaxTaps];
@@ -188,34 +189,41 @@ __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? l
 // NMS does not need the maximum (it compares magnitudes), so only the division and the codes are left to
 // codes_kernel. Every value equals the definition of canny.h: the halo holds the smoothed plane at clamped
 // coordinates, which is what the clamped differences read.
-constexpr int kFrontRows = 32;  // output rows per block: kFrontRows / kTileY per thread
+// Output rows per block (FR, FR / kTileY of them a thread): kFrontRows, or 16 on frames of fewer than kFrontSmallTiles
+// tiles of kFrontRows rows. There a block's latency sets the kernel's time (512x512: 256 blocks of 32 rows for 132
+// multiprocessors), and blocks of 16 rows, twice as many, shorten it (docs/benchmarks.md: issue 18, GPU kernels, 26th
+// session).
+constexpr int kFrontRows = 32, kFrontSmallTiles = 1024;
+int front_rows(int W, int H) {
+  return int64_t((W + kTileX - 1) / kTileX) * ((H + kFrontRows - 1) / kFrontRows) < kFrontSmallTiles ? 16 : kFrontRows;
+}
 
-template <int R>
+template <int R, int FR = kFrontRows>
 struct FrontSmem {
-  static constexpr int kRows = kFrontRows + 4 + 2 * R, kCols = kTileX + 4 + 2 * R;  // source tile
+  static constexpr int kRows = FR + 4 + 2 * R, kCols = kTileX + 4 + 2 * R;  // source tile
   static constexpr int kColsP = (kCols + 3) & ~3;                                 // its rows in words
   static constexpr int kHCols = kTileX + 4, kMCols = kTileX + 2;                  // h and s columns; M columns
   alignas(16) uint8_t src[kRows][kColsP];
   alignas(16) uint16_t h[kRows][kHCols];
-  uint8_t s[kFrontRows + 4][kHCols];
-  float m[kFrontRows + 2][kMCols];
+  uint8_t s[FR + 4][kHCols];
+  float m[FR + 2][kMCols];
 };
 
 // One tile of front_kernel. R: the radius (the taps unrolled, their weights in registers). kIn: the tile with
 // its whole halo lies inside the image, so no coordinate needs clamping (most tiles); otherwise every read
 // clamps, as the definition.
-template <int R, bool kIn>
+template <int R, int FR, bool kIn>
 __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int pitch, int W, int H, const Taps& taps,
-                                           float* __restrict__ mk, uint32_t* max2, FrontSmem<R>& sm) {
+                                           float* __restrict__ mk, uint32_t* max2, FrontSmem<R, FR>& sm) {
   constexpr int kThreads = kTileX * kTileY;
-  constexpr int kRows = FrontSmem<R>::kRows, kCols = FrontSmem<R>::kCols;
-  constexpr int kHCols = FrontSmem<R>::kHCols, kMCols = FrontSmem<R>::kMCols;
+  constexpr int kRows = FrontSmem<R, FR>::kRows, kCols = FrontSmem<R, FR>::kCols;
+  constexpr int kHCols = FrontSmem<R, FR>::kHCols, kMCols = FrontSmem<R, FR>::kMCols;
   auto& src_s = sm.src;
   auto& h_s = sm.h;
   auto& s_s = sm.s;
   auto& m_s = sm.m;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileX + tx;
-  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kFrontRows;
+  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * FR;
   const int sx0 = x0 - 2 - R, sy0 = y0 - 2 - R;  // coordinates of src_s[0][0] (and the rows of h_s)
   int32_t tw[2 * R + 1];
 #pragma unroll
@@ -226,7 +234,7 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
   // Inside, a thread takes 4 bytes of a row (one address, a word stored; the bytes past kCols, which the image may
   // not have, are not read and stay 0, unused).
   if (kIn) {
-    constexpr int kG = FrontSmem<R>::kColsP / 4;
+    constexpr int kG = FrontSmem<R, FR>::kColsP / 4;
     for (int k = tid; k < kRows * kG; k += kThreads) {
       const int ry = k / kG, c4 = (k % kG) * 4;
       const uint8_t* p = src + size_t(sy0 + ry) * pitch + (sx0 + c4);
@@ -279,8 +287,8 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
   // s at (clamp(y0 - 2 + sy), clamp(x0 - 2 + cx)). Inside, a thread takes a column's segment of kSeg rows, its
   // taps' h values held in registers as it goes down (each h read once, not 2R + 1 times).
   if (kIn) {
-    constexpr int kSeg = 6, kSegs = (kFrontRows + 4) / kSeg;
-    static_assert((kFrontRows + 4) % kSeg == 0 && kSegs * kHCols <= kThreads, "one segment a thread");
+    constexpr int kSeg = (FR + 4) % 6 == 0 ? 6 : 5, kSegs = (FR + 4) / kSeg;
+    static_assert((FR + 4) % kSeg == 0 && kSegs * kHCols <= kThreads, "one segment a thread");
     if (tid < kSegs * kHCols) {
       const int cx = tid % kHCols, sy0s = (tid / kHCols) * kSeg;
       int32_t hv[kSeg + 2 * R];
@@ -295,7 +303,7 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
       }
     }
   } else {
-    for (int k = tid; k < (kFrontRows + 4) * kHCols; k += kThreads) {
+    for (int k = tid; k < (FR + 4) * kHCols; k += kThreads) {
       const int sy = k / kHCols, cx = k % kHCols;
       const int yc = clampi(y0 - 2 + sy, 0, H - 1);
       int32_t acc = 0;
@@ -312,7 +320,7 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
     *dy = int32_t(s_s[cy_(y + 1) - (y0 - 2)][cx]) - int32_t(s_s[cy_(y - 1) - (y0 - 2)][cx]);
   };
   uint32_t m2max = 0;
-  for (int k = tid; k < (kFrontRows + 2) * kMCols; k += kThreads) {
+  for (int k = tid; k < (FR + 2) * kMCols; k += kThreads) {
     const int my = k / kMCols, mx = k % kMCols;
     const int x = x0 - 1 + mx, y = y0 - 1 + my;
     float v = 0.0f;
@@ -325,13 +333,13 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
       // the root itself: the argument the root sees is at least 1, a normal float.
       const float r = __fsqrt_rn(float(max(m2, 1u)));
       v = m2 ? r : 0.0f;
-      if (mx >= 1 && my >= 1 && mx <= kTileX && my <= kFrontRows) m2max = max(m2max, m2);
+      if (mx >= 1 && my >= 1 && mx <= kTileX && my <= FR) m2max = max(m2max, m2);
     }
     m_s[my][mx] = v;
   }
   __syncthreads();
 #pragma unroll
-  for (int k = 0; k < kFrontRows / kTileY; ++k) {
+  for (int k = 0; k < FR / kTileY; ++k) {
     const int ly = ty + k * kTileY, x = x0 + tx, y = y0 + ly;
     if (!kIn && (x >= W || y >= H)) continue;
     const float mc = m_s[ly + 1][tx + 1];
@@ -370,19 +378,19 @@ __device__ __forceinline__ void front_tile(const uint8_t* __restrict__ src, int 
   if (tx == 0 && m2max > __ldcg(max2)) atomicMax(max2, m2max);
 }
 
-template <int R>
+template <int R, int FR>
 __global__ void __launch_bounds__(kTileX * kTileY)
 front_kernel(const uint8_t* __restrict__ src, int pitch, int W, int H, Taps taps, float* __restrict__ mk,
              uint32_t* max2) {
   after_previous();
-  __shared__ FrontSmem<R> sm;
-  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * kFrontRows;
+  __shared__ FrontSmem<R, FR> sm;
+  const int x0 = blockIdx.x * kTileX, y0 = blockIdx.y * FR;
   const bool inside = x0 - 2 - R >= 0 && y0 - 2 - R >= 0 && x0 + kTileX + 1 + R <= W - 1 &&
-                      y0 + kFrontRows + 1 + R <= H - 1;  // block-uniform
+                      y0 + FR + 1 + R <= H - 1;  // block-uniform
   if (inside)
-    front_tile<R, true>(src, pitch, W, H, taps, mk, max2, sm);
+    front_tile<R, FR, true>(src, pitch, W, H, taps, mk, max2, sm);
   else
-    front_tile<R, false>(src, pitch, W, H, taps, mk, max2, sm);
+    front_tile<R, FR, false>(src, pitch, W, H, taps, mk, max2, sm);
 }
 
 // G = mk / Mmax (canny.h NUMBERS, one rounding), into g (gradient_map_cuda: floats, pitch g_pitch) or, for
@@ -2589,12 +2597,17 @@ dim3 quad_grid(int W, int H) { return dim3((W / 4 + kTileX - 1) / kTileX, (H + k
 gpu::CudaError launch_front(const uint8_t* src, int W, int H, int pitch, const Taps& taps, const Workspace& ws,
                             cudaStream_t stream) {
   const dim3 block(kTileX, kTileY);
-  const dim3 tiles((W + kTileX - 1) / kTileX, (H + kFrontRows - 1) / kFrontRows);
+  const int fr = front_rows(W, H);
+  const dim3 tiles((W + kTileX - 1) / kTileX, (H + fr - 1) / fr);
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
   using Front = void (*)(const uint8_t*, int, int, int, Taps, float*, uint32_t*);
-  static constexpr Front kFront[kMaxRadius + 1] = {nullptr,         front_kernel<1>, front_kernel<2>, front_kernel<3>,
-                                                   front_kernel<4>, front_kernel<5>, front_kernel<6>};
-  kFront[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
+  static constexpr Front kFront[kMaxRadius + 1] = {nullptr,         front_kernel<1, 32>, front_kernel<2, 32>,
+                                                   front_kernel<3, 32>, front_kernel<4, 32>, front_kernel<5, 32>,
+                                                   front_kernel<6, 32>};
+  static constexpr Front kFront16[kMaxRadius + 1] = {nullptr,         front_kernel<1, 16>, front_kernel<2, 16>,
+                                                     front_kernel<3, 16>, front_kernel<4, 16>, front_kernel<5, 16>,
+                                                     front_kernel<6, 16>};
+  (fr == 16 ? kFront16 : kFront)[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
@@ -3169,10 +3182,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
                                        strip_list_cap(H, final_smem)));
       return {};
     }
-    // Rows of a region split over blocks of about kSelectPixels pixels each.
+    // Rows of a region split over blocks of about select_pixels pixels each.
     const int nregions = strips ? ns : 1;
     const int rcols = strips ? kStripWidth : W;
-    int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / kSelectPixels)));
+    const int select_pixels = int64_t(W) * H < kSelectSmallFrame ? kSelectPixels / 2 : kSelectPixels;
+    int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / select_pixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
     GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.gh, ws.sm,
