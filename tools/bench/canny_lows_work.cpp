@@ -17,7 +17,10 @@
 // Then, for frame mode's split passes on the synthetic frames (C_0.03), what the label kernel publishes for tiles of 32,
 // 64 and 128 columns (the same pixels a tile): the share of S's pixels in components that touch a tile border (the
 // entries), of those with a pixel of S across it, and of those whose frame maximum exceeds their tile's (split_shares).
-// Last, strip mode's row loop a warp: how unevenly the 32 chunks of a (strip, low) block share it (chunk_balance).
+// Then, strip mode's row loop a warp: how unevenly the 32 chunks of a (strip, low) block share it (chunk_balance).
+// Last, the work of a labelling with a lane a low instead of a lane a column (lanes_work: a warp takes a strip's rows
+// for every low at once, each lane following its own low's runs, so that a row costs the warp what its busiest low's
+// runs cost), against today's row loops (a warp a (strip, low), a step a row with S): item 2 of issue 18.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -233,6 +236,44 @@ ChunkBalance chunk_balance(const std::vector<uint8_t>& b, int w, int h, const st
   return out;
 }
 
+// A warp a strip with a lane a low (every low of the set at once): each lane walks its own low's runs of a row, so a
+// row costs the warp the steps of the low with the most runs there (the lanes diverge, the warp waits for the
+// slowest), and writing each low's pixels (the maxima planes, SM) costs it the most pixels of any low there. Sums over
+// the strips' rows of: rows with S(lowest low); the most runs of any low; the most pixels of any low. Against
+// today's per-low steps: the sum over the lows of the strip rows with S(low) (a warp's row loop step each), and of
+// |S(low)| / 32 (the fold's and the count's pixels, 32 a warp step).
+struct LanesWork {
+  double rows = 0, runs = 0, pixels = 0;       // lanes a low
+  double low_rows = 0, low_pixel_steps = 0;    // today: a (strip, low) a warp
+};
+LanesWork lanes_work(const std::vector<uint8_t>& b, int w, int h, const std::vector<int>& lows) {
+  LanesWork out;
+  for (int x0 = 0; x0 < w; x0 += 32)
+    for (int y = 0; y < h; ++y) {
+      int most_runs = 0, most_px = 0;
+      bool any = false;
+      for (const int lo : lows) {
+        int runs = 0, px = 0;
+        bool prev = false;
+        for (int x = x0; x < w && x < x0 + 32; ++x) {
+          const bool in = b[size_t(y) * w + x] >= lo;
+          runs += in && !prev;
+          px += in;
+          prev = in;
+        }
+        most_runs = std::max(most_runs, runs);
+        most_px = std::max(most_px, px);
+        any = any || px > 0;
+        out.low_rows += px > 0;
+        out.low_pixel_steps += double(px) / 32.0;
+      }
+      out.rows += any;
+      out.runs += most_runs;
+      out.pixels += most_px;
+    }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -318,6 +359,20 @@ int main(int argc, char** argv) {
       std::printf("%-22s %-7s %6.0f %9.2f %5d %6d %8.0f %8.0f %8.0f\n", images[i].name.c_str(),
                   set == &c03 ? "C_0.03" : "C_0.01", cb.blocks, cb.ratio_sum / cb.blocks, cb.worst_lo, cb.worst_strip,
                   cb.worst_max, cb.worst_total / 32, cb.worst_total / 4);
+    }
+  }
+  std::printf("\n# a lane a low (lanes_work), over the strip rows: rows with S, the most runs of any low a row, the\n"
+              "# most pixels of any low a row (a lane a low); the strip rows with S summed over the lows, and the pixels of\n"
+              "# S summed over the lows / 32 (a warp a (strip, low): today's row loops, fold and count)\n");
+  std::printf("%-22s %-7s %7s %7s %7s %10s %10s\n", "image", "set", "rows", "runs", "pixels", "low rows",
+              "low px/32");
+  for (size_t i = 0; i < images.size(); ++i) {
+    const double strip_rows = double((images[i].w + 31) / 32) * images[i].h;
+    for (const auto* set : {&c03, &c01}) {
+      const LanesWork lw = lanes_work(codes[i], images[i].w, images[i].h, lows_of(*set));
+      std::printf("%-22s %-7s %7.3f %7.3f %7.3f %10.3f %10.3f\n", images[i].name.c_str(),
+                  set == &c03 ? "C_0.03" : "C_0.01", lw.rows / strip_rows, lw.runs / strip_rows,
+                  lw.pixels / strip_rows, lw.low_rows / strip_rows, lw.low_pixel_steps / strip_rows);
     }
   }
   return 0;
