@@ -3,10 +3,10 @@
 // Status: bit-identical to detect_edges_ref on the H200 (tests/canny/canny_cuda_test.cpp, gpu/bitexact,
 // memcheck and racecheck clean); speed in docs/benchmarks.md.
 //
-// Kernels (canny/src/cuda/canny.cu; DESIGN.md section 5, thesis Algorithms 1-6): one fused kernel per 32 x 32
-// tile for the Gaussian (Q14 taps from canny::gaussian_taps), the central differences, sqrtf, NMS (explicit
-// __f*_rn intrinsics: one rounding per operation, as the CPU twin) and the atomicMax of gx^2 + gy^2; one for
-// the normalisation and two 7-bit threshold codes per pixel (threshold_codes, canny.h), which turn every
+// Kernels (canny/src/cuda/canny.cu; DESIGN.md section 5, thesis Algorithms 1-6): one fused kernel per tile of 32 x 32
+// pixels (32 x 16 on small frames) for the Gaussian (Q14 taps from canny::gaussian_taps), the central differences,
+// sqrtf, NMS (explicit __f*_rn intrinsics: one rounding per operation, as the CPU twin) and the atomicMax of gx^2 +
+// gy^2; one for the normalisation and two 7-bit threshold codes per pixel (threshold_codes, canny.h), which turn every
 // threshold comparison into an integer one (of G itself detect_edges_cuda keeps only what the histograms read, its
 // half step, a byte a pixel; SM is 16 bits a pixel). Hysteresis is connected-component labelling instead of
 // the paper's iteration: for a pair (low, high) the edge map is every pixel of S = {G > low} u {G >= high}

@@ -27,7 +27,7 @@ namespace {
 constexpr int kTileX = 32, kTileY = 8;      // pixel kernels: 256 threads
 constexpr int kSelectThreads = 512;         // histogram / threshold search kernel
 constexpr int kSelectPixels = 4096;         // pixels per block of it (at least); half that on frames of fewer
-constexpr int kSelectSmallFrame = 1 << 20;  // pixels than this (docs/benchmarks.md: issue 18, GPU kernels, 26th session)
+constexpr int kSelectSmallFrame = 1 << 20;  // pixels than this (docs/benchmarks.md: issue 18, GPU kernels, 26th)
 
 struct Taps {
   int32_t w[kMaxTaps];
@@ -181,10 +181,10 @@ size_t layout(int width, int height, uint8_t* base, Workspace* ws) {
 
 __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// Steps 1-3 up to the division by the maximum, fused: one block of 32 x 8 threads per 32 x 32 output tile.
-// The source tile with its halo (clamped coordinates), the horizontal pass on the rows the vertical pass
-// needs, the vertical pass on the tile plus a two-pixel ring, the central differences and M on the tile plus
-// a one-pixel ring (0 outside the image, as the twin's NMS reads it), then NMS on the tile: mk = M where the
+// Steps 1-3 up to the division by the maximum, fused: one block of 32 x 8 threads per output tile of 32 columns and FR
+// rows (front_rows, below). The source tile with its halo (clamped coordinates), the horizontal pass on the rows the
+// vertical pass needs, the vertical pass on the tile plus a two-pixel ring, the central differences and M on the tile
+// plus a one-pixel ring (0 outside the image, as the twin's NMS reads it), then NMS on the tile: mk = M where the
 // pixel is kept, else 0, and the maximum of gx^2 + gy^2 (an integer atomicMax: exact whatever the order).
 // NMS does not need the maximum (it compares magnitudes), so only the division and the codes are left to
 // codes_kernel. Every value equals the definition of canny.h: the halo holds the smoothed plane at clamped
