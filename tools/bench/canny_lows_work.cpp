@@ -18,9 +18,11 @@
 // 64 and 128 columns (the same pixels a tile): the share of S's pixels in components that touch a tile border (the
 // entries), of those with a pixel of S across it, and of those whose frame maximum exceeds their tile's (split_shares).
 // Then, strip mode's row loop a warp: how unevenly the 32 chunks of a (strip, low) block share it (chunk_balance).
-// Last, the work of a labelling with a lane a low instead of a lane a column (lanes_work: a warp takes a strip's rows
+// Then, the work of a labelling with a lane a low instead of a lane a column (lanes_work: a warp takes a strip's rows
 // for every low at once, each lane following its own low's runs, so that a row costs the warp what its busiest low's
 // runs cost), against today's row loops (a warp a (strip, low), a step a row with S): item 2 of issue 18.
+// Last, that labelling's walk itself (lane_walk, lane_steps: a union-find over runs), checked against a per-low
+// labelling (every pixel's component maximum), with what its lanes would do a strip row: runs, nodes, unions, hops.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -274,6 +276,129 @@ LanesWork lanes_work(const std::vector<uint8_t>& b, int w, int h, const std::vec
   return out;
 }
 
+// lane_steps' results: sums over the strip rows of the most of any lane in the row; exact: the walk gave every pixel
+// of every S(low) its component's maximum.
+struct LaneSteps {
+  double runs = 0, unions = 0, hops = 0, nodes = 0;
+  bool exact = true;
+};
+
+// A lane's walk for one low of one strip (lanes_work's design), run by run over all of the strip's rows: a union-find
+// over runs (a node for a run with no run above it; a run joins the first run above's root, then each further run
+// above's root that differs: a union), the root keeping its component's maximum of A. Raises, for each row, the most
+// runs, new nodes, unions and find hops of any lane so far (the lanes go in lock step: a warp waits for the busiest).
+// node_of_pixel gets each pixel's run's node (whose root holds the component's maximum once the strip is walked).
+void lane_walk(const std::vector<uint8_t>& b, const std::vector<uint8_t>& a, int w, int h, int x0, int lo,
+               std::vector<int>* runs_row, std::vector<int>* unions_row, std::vector<int>* hops_row,
+               std::vector<int>* nodes_row, std::vector<uint32_t>* node_of_pixel, std::vector<uint8_t>* node_max,
+               std::vector<uint32_t>* parent) {
+  struct Run {
+    int a, b;
+    uint32_t node;
+  };
+  std::vector<Run> prev, cur;
+  parent->clear();
+  node_max->clear();
+  auto find = [&](uint32_t v, int* hops) {
+    while ((*parent)[v] != v) {
+      (*parent)[v] = (*parent)[(*parent)[v]];  // path halving
+      v = (*parent)[v];
+      ++*hops;
+    }
+    return v;
+  };
+  const int x1 = std::min(w, x0 + 32);
+  for (int y = 0; y < h; ++y) {
+    cur.clear();
+    int runs = 0, unions = 0, hops = 0, nodes = 0;
+    for (int x = x0; x < x1;) {
+      if (b[size_t(y) * w + x] < lo) {
+        ++x;
+        continue;
+      }
+      int e = x;
+      uint8_t mx = 0;
+      while (e < x1 && b[size_t(y) * w + e] >= lo) mx = std::max(mx, a[size_t(y) * w + e++]);
+      ++runs;
+      uint32_t root = UINT32_MAX;
+      for (const Run& r : prev) {
+        if (r.b < x - 1 || r.a > e) continue;  // 8-connected: columns x - 1 .. e (e = the run's end + 1)
+        const uint32_t q = find(r.node, &hops);
+        if (root == UINT32_MAX) {
+          root = q;
+        } else if (q != root) {
+          ++unions;
+          const uint32_t lo_r = std::min(q, root), hi_r = std::max(q, root);
+          (*parent)[hi_r] = lo_r;
+          (*node_max)[lo_r] = std::max((*node_max)[lo_r], (*node_max)[hi_r]);
+          root = lo_r;
+        }
+      }
+      if (root == UINT32_MAX) {
+        root = uint32_t(parent->size());
+        parent->push_back(root);
+        node_max->push_back(0);
+        ++nodes;
+      }
+      (*node_max)[root] = std::max((*node_max)[root], mx);
+      cur.push_back({x, e - 1, root});
+      for (int k = x; k < e; ++k) (*node_of_pixel)[size_t(y) * w + k] = root;
+      x = e;
+    }
+    std::swap(prev, cur);
+    (*runs_row)[size_t(y)] = std::max((*runs_row)[size_t(y)], runs);
+    (*unions_row)[size_t(y)] = std::max((*unions_row)[size_t(y)], unions);
+    (*hops_row)[size_t(y)] = std::max((*hops_row)[size_t(y)], hops);
+    (*nodes_row)[size_t(y)] = std::max((*nodes_row)[size_t(y)], nodes);
+  }
+}
+// Every strip's lanes (the lows), walked, and checked against the components of S(low) inside each strip.
+LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& a, int w, int h,
+                     const std::vector<int>& lows) {
+  LaneSteps out;
+  const int ns = (w + 31) / 32;
+  std::vector<uint32_t> node_of(size_t(w) * h), parent;
+  std::vector<uint8_t> node_max;
+  // Per strip and row, the most of any lane (low) so far.
+  const size_t nrows = size_t(ns) * h;
+  std::vector<int> runs(nrows, 0), unions(nrows, 0), hops(nrows, 0), nodes(nrows, 0);
+  for (const int lo : lows) {
+    // The reference: the components of S(lo) inside each strip and their maxima of A.
+    std::vector<uint32_t> ref = components(b, w, h, lo, [](int x, int, int xx, int) { return x / 32 == xx / 32; });
+    std::vector<uint8_t> ref_max(size_t(w) * h, 0);
+    for (size_t i = 0; i < ref.size(); ++i)
+      if (b[i] >= lo) {
+        const uint32_t r = find(ref, uint32_t(i));
+        ref_max[r] = std::max(ref_max[r], a[i]);
+      }
+    for (int s = 0; s < ns; ++s) {
+      const size_t o = size_t(s) * h;
+      std::vector<int> r(runs.begin() + o, runs.begin() + o + h), u(unions.begin() + o, unions.begin() + o + h),
+          hp(hops.begin() + o, hops.begin() + o + h), nd(nodes.begin() + o, nodes.begin() + o + h);
+      lane_walk(b, a, w, h, s * 32, lo, &r, &u, &hp, &nd, &node_of, &node_max, &parent);
+      std::copy(r.begin(), r.end(), runs.begin() + o);
+      std::copy(u.begin(), u.end(), unions.begin() + o);
+      std::copy(hp.begin(), hp.end(), hops.begin() + o);
+      std::copy(nd.begin(), nd.end(), nodes.begin() + o);
+      for (int y = 0; y < h; ++y)
+        for (int x = s * 32; x < w && x < s * 32 + 32; ++x) {
+          const size_t i = size_t(y) * w + x;
+          if (b[i] < lo) continue;
+          uint32_t v = node_of[i];
+          while (parent[v] != v) v = parent[v];
+          if (node_max[v] != ref_max[find(ref, uint32_t(i))]) out.exact = false;
+        }
+    }
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    out.runs += runs[i];
+    out.unions += unions[i];
+    out.hops += hops[i];
+    out.nodes += nodes[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -292,7 +417,7 @@ int main(int argc, char** argv) {
       "# pixels whose 8-connected component of S(low) in the whole frame holds pixels of two strips or more\n");
   std::printf("%-22s %6s %9s %9s %6s %11s %11s %6s %9s %9s\n", "image", "S(1)", "px C_0.03", "px C_0.01", "ratio",
               "rows C_0.03", "rows C_0.01", "ratio", "cross .03", "cross .01");
-  std::vector<std::vector<uint8_t>> codes;  // B of each image, for the groups' table
+  std::vector<std::vector<uint8_t>> codes, codes_of_a;  // B and A of each image, for the tables after the first
   for (const canny_bench::Image& im : images) {
     std::vector<float> g(size_t(im.w) * im.h);
     std::vector<uint8_t> work(canny::workspace_bytes_ref(im.w, im.h));
@@ -303,10 +428,12 @@ int main(int argc, char** argv) {
     }
     float t[canny::kMaxThreshold + 1];
     for (int k = 0; k <= canny::kMaxThreshold; ++k) t[k] = float(k) / 100.0f;
-    std::vector<uint8_t> codes_b(g.size());
+    std::vector<uint8_t> codes_b(g.size()), codes_a(g.size());
     size_t s1 = 0;  // |S(1)|
     for (size_t i = 0; i < g.size(); ++i) {
-      codes_b[i] = uint8_t(g[i] > 0.0f ? canny::threshold_codes(g[i], t) >> 8 : 0u);
+      const uint32_t code = g[i] > 0.0f ? canny::threshold_codes(g[i], t) : 0u;
+      codes_b[i] = uint8_t(code >> 8);
+      codes_a[i] = uint8_t(code & 0xffu);
       s1 += codes_b[i] >= 1;
     }
     const double n = double(im.w) * im.h, strip_rows = double((im.w + 31) / 32) * im.h;
@@ -315,6 +442,7 @@ int main(int argc, char** argv) {
                 100.0 * double(s1) / n, a.pixels / n, b.pixels / n, b.pixels / a.pixels, a.rows / strip_rows,
                 b.rows / strip_rows, b.rows / a.rows, 100.0 * a.crossing / a.pixels, 100.0 * b.crossing / b.pixels);
     codes.push_back(std::move(codes_b));
+    codes_of_a.push_back(std::move(codes_a));
   }
   std::printf("\n# nested labelling in groups of G lows: the pixels it adds over those the per-low labelling adds\n");
   std::printf("%-22s %-7s %6s %6s %6s %6s %6s %6s\n", "image", "set", "G=1", "G=2", "G=3", "G=4", "G=8", "G=all");
@@ -362,8 +490,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\n# a lane a low (lanes_work), over the strip rows: rows with S, the most runs of any low a row, the\n"
-              "# most pixels of any low a row (a lane a low); the strip rows with S summed over the lows, and the pixels of\n"
-              "# S summed over the lows / 32 (a warp a (strip, low): today's row loops, fold and count)\n");
+              "# most pixels of any low a row (a lane a low); the strip rows with S summed over the lows, and the\n"
+              "# pixels of S summed over the lows / 32 (a warp a (strip, low): today's row loops, fold and count)\n");
   std::printf("%-22s %-7s %7s %7s %7s %10s %10s\n", "image", "set", "rows", "runs", "pixels", "low rows",
               "low px/32");
   for (size_t i = 0; i < images.size(); ++i) {
@@ -373,6 +501,20 @@ int main(int argc, char** argv) {
       std::printf("%-22s %-7s %7.3f %7.3f %7.3f %10.3f %10.3f\n", images[i].name.c_str(),
                   set == &c03 ? "C_0.03" : "C_0.01", lw.rows / strip_rows, lw.runs / strip_rows,
                   lw.pixels / strip_rows, lw.low_rows / strip_rows, lw.low_pixel_steps / strip_rows);
+    }
+  }
+  std::printf("\n# a lane a low walking its runs (lane_walk: a union-find over runs, path halving), over the strip\n"
+              "# rows: the most of any lane a row of runs, new nodes, unions and find hops; exact: every pixel's\n"
+              "# component maximum of A equals a per-low labelling's\n");
+  std::printf("%-22s %-7s %7s %7s %7s %7s %6s\n", "image", "set", "runs", "nodes", "unions", "hops", "exact");
+  for (size_t i = 0; i < images.size(); ++i) {
+    const double strip_rows = double((images[i].w + 31) / 32) * images[i].h;
+    for (const auto* set : {&c03, &c01}) {
+      const LaneSteps ls = lane_steps(codes[i], codes_of_a[i], images[i].w, images[i].h, lows_of(*set));
+      std::printf("%-22s %-7s %7.3f %7.3f %7.3f %7.3f %6s\n", images[i].name.c_str(), set == &c03 ? "C_0.03" : "C_0.01",
+                  ls.runs / strip_rows, ls.nodes / strip_rows, ls.unions / strip_rows, ls.hops / strip_rows,
+                  ls.exact ? "yes" : "NO");
+      if (!ls.exact) return 3;
     }
   }
   return 0;
