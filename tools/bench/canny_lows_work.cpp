@@ -276,10 +276,11 @@ LanesWork lanes_work(const std::vector<uint8_t>& b, int w, int h, const std::vec
   return out;
 }
 
-// lane_steps' results: sums over the strip rows of the most of any lane in the row; exact: the walk gave every pixel
-// of every S(low) its component's maximum.
+// lane_steps' results: sums over the strip rows of the most of any lane in the row; all_nodes: the nodes of every
+// lane (the memory a block a strip would need), summed over the strips, and the most of one strip; exact: the walk
+// gave every pixel of every S(low) its component's maximum.
 struct LaneSteps {
-  double runs = 0, unions = 0, hops = 0, nodes = 0;
+  double runs = 0, unions = 0, hops = 0, nodes = 0, all_nodes = 0, strip_nodes_most = 0;
   bool exact = true;
 };
 
@@ -362,6 +363,7 @@ LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& 
   // Per strip and row, the most of any lane (low) so far.
   const size_t nrows = size_t(ns) * h;
   std::vector<int> runs(nrows, 0), unions(nrows, 0), hops(nrows, 0), nodes(nrows, 0);
+  std::vector<double> strip_nodes(size_t(ns), 0.0);
   for (const int lo : lows) {
     // The reference: the components of S(lo) inside each strip and their maxima of A.
     std::vector<uint32_t> ref = components(b, w, h, lo, [](int x, int, int xx, int) { return x / 32 == xx / 32; });
@@ -376,6 +378,7 @@ LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& 
       std::vector<int> r(runs.begin() + o, runs.begin() + o + h), u(unions.begin() + o, unions.begin() + o + h),
           hp(hops.begin() + o, hops.begin() + o + h), nd(nodes.begin() + o, nodes.begin() + o + h);
       lane_walk(b, a, w, h, s * 32, lo, &r, &u, &hp, &nd, &node_of, &node_max, &parent);
+      strip_nodes[size_t(s)] += double(parent.size());
       std::copy(r.begin(), r.end(), runs.begin() + o);
       std::copy(u.begin(), u.end(), unions.begin() + o);
       std::copy(hp.begin(), hp.end(), hops.begin() + o);
@@ -395,6 +398,10 @@ LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& 
     out.unions += unions[i];
     out.hops += hops[i];
     out.nodes += nodes[i];
+  }
+  for (const double n : strip_nodes) {
+    out.all_nodes += n;
+    out.strip_nodes_most = std::max(out.strip_nodes_most, n);
   }
   return out;
 }
@@ -505,14 +512,17 @@ int main(int argc, char** argv) {
   }
   std::printf("\n# a lane a low walking its runs (lane_walk: a union-find over runs, path halving), over the strip\n"
               "# rows: the most of any lane a row of runs, new nodes, unions and find hops; exact: every pixel's\n"
-              "# component maximum of A equals a per-low labelling's\n");
-  std::printf("%-22s %-7s %7s %7s %7s %7s %6s\n", "image", "set", "runs", "nodes", "unions", "hops", "exact");
+              "# component maximum of A equals a per-low labelling's; all nodes: every lane's nodes, a strip row, and\n"
+              "# the most of one strip (the memory of a block a strip)\n");
+  std::printf("%-22s %-7s %7s %7s %7s %7s %9s %10s %6s\n", "image", "set", "runs", "nodes", "unions", "hops",
+              "all nodes", "strip most", "exact");
   for (size_t i = 0; i < images.size(); ++i) {
     const double strip_rows = double((images[i].w + 31) / 32) * images[i].h;
     for (const auto* set : {&c03, &c01}) {
       const LaneSteps ls = lane_steps(codes[i], codes_of_a[i], images[i].w, images[i].h, lows_of(*set));
-      std::printf("%-22s %-7s %7.3f %7.3f %7.3f %7.3f %6s\n", images[i].name.c_str(), set == &c03 ? "C_0.03" : "C_0.01",
-                  ls.runs / strip_rows, ls.nodes / strip_rows, ls.unions / strip_rows, ls.hops / strip_rows,
+      std::printf("%-22s %-7s %7.3f %7.3f %7.3f %7.3f %9.2f %10.0f %6s\n", images[i].name.c_str(),
+                  set == &c03 ? "C_0.03" : "C_0.01", ls.runs / strip_rows, ls.nodes / strip_rows,
+                  ls.unions / strip_rows, ls.hops / strip_rows, ls.all_nodes / strip_rows, ls.strip_nodes_most,
                   ls.exact ? "yes" : "NO");
       if (!ls.exact) return 3;
     }
