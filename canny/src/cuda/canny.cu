@@ -189,17 +189,19 @@ __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? l
 // NMS does not need the maximum (it compares magnitudes), so only the division and the codes are left to
 // codes_kernel. Every value equals the definition of canny.h: the halo holds the smoothed plane at clamped
 // coordinates, which is what the clamped differences read.
-// Output rows per block (FR, FR / kTileY of them a thread): kFrontRows, or 16 on frames of fewer than kFrontSmallTiles
-// tiles of kFrontRows rows. There a block's latency sets the kernel's time (512x512: 256 blocks of 32 rows for 132
-// multiprocessors), and blocks of 16 rows, twice as many, shorten it (docs/benchmarks.md: issue 18, GPU kernels, 26th
-// session).
-constexpr int kFrontRows = 32, kFrontSmallTiles = 1024;
+// Output rows per block (FR, FR / kTileY of them a thread): kFrontRows, or kFrontSmallRows on frames of fewer than
+// kFrontSmallTiles tiles of kFrontRows rows (below 1024x1024). There a block's latency sets the kernel's time (512x512:
+// 256 blocks of 32 rows for 132 multiprocessors), and blocks of 16 rows, twice as many, shorten it (docs/benchmarks.md:
+// issue 18, GPU kernels, 26th session).
+constexpr int kFrontRows = 32, kFrontSmallRows = 16, kFrontSmallTiles = 1024;
 int front_rows(int W, int H) {
-  return int64_t((W + kTileX - 1) / kTileX) * ((H + kFrontRows - 1) / kFrontRows) < kFrontSmallTiles ? 16 : kFrontRows;
+  const int64_t tiles = int64_t((W + kTileX - 1) / kTileX) * ((H + kFrontRows - 1) / kFrontRows);
+  return tiles < kFrontSmallTiles ? kFrontSmallRows : kFrontRows;
 }
 
 template <int R, int FR = kFrontRows>
 struct FrontSmem {
+  static_assert(FR % kTileY == 0 && FR >= kTileY, "whole rows of threads");
   static constexpr int kRows = FR + 4 + 2 * R, kCols = kTileX + 4 + 2 * R;  // source tile
   static constexpr int kColsP = (kCols + 3) & ~3;                                 // its rows in words
   static constexpr int kHCols = kTileX + 4, kMCols = kTileX + 2;                  // h and s columns; M columns
@@ -2601,13 +2603,15 @@ gpu::CudaError launch_front(const uint8_t* src, int W, int H, int pitch, const T
   const dim3 tiles((W + kTileX - 1) / kTileX, (H + fr - 1) / fr);
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
   using Front = void (*)(const uint8_t*, int, int, int, Taps, float*, uint32_t*);
-  static constexpr Front kFront[kMaxRadius + 1] = {nullptr,         front_kernel<1, 32>, front_kernel<2, 32>,
-                                                   front_kernel<3, 32>, front_kernel<4, 32>, front_kernel<5, 32>,
-                                                   front_kernel<6, 32>};
-  static constexpr Front kFront16[kMaxRadius + 1] = {nullptr,         front_kernel<1, 16>, front_kernel<2, 16>,
-                                                     front_kernel<3, 16>, front_kernel<4, 16>, front_kernel<5, 16>,
-                                                     front_kernel<6, 16>};
-  (fr == 16 ? kFront16 : kFront)[taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
+  constexpr int F = kFrontRows, S = kFrontSmallRows;
+  static constexpr Front kFront[kMaxRadius + 1] = {nullptr,         front_kernel<1, F>, front_kernel<2, F>,
+                                                   front_kernel<3, F>, front_kernel<4, F>, front_kernel<5, F>,
+                                                   front_kernel<6, F>};
+  static constexpr Front kFrontSmall[kMaxRadius + 1] = {nullptr,         front_kernel<1, S>, front_kernel<2, S>,
+                                                        front_kernel<3, S>, front_kernel<4, S>, front_kernel<5, S>,
+                                                        front_kernel<6, S>};
+  const Front front = (fr == kFrontSmallRows ? kFrontSmall : kFront)[taps.r];
+  front<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
