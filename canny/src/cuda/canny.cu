@@ -24,10 +24,11 @@
 namespace canny {
 namespace {
 
-constexpr int kTileX = 32, kTileY = 8;      // pixel kernels: 256 threads
-constexpr int kSelectThreads = 512;         // histogram / threshold search kernel
-constexpr int kSelectPixels = 4096;         // pixels per block of it (at least); half that on frames of fewer
-constexpr int kSelectSmallFrame = 1 << 20;  // pixels than this (docs/benchmarks.md: issue 18, GPU kernels, 26th)
+constexpr int kTileX = 32, kTileY = 8;  // pixel kernels: 256 threads
+constexpr int kSelectThreads = 512;     // histogram / threshold search kernel
+// select_kernel's pixels a block (at least), half that on small frames: in strip mode below kSelectSmallStrips pixels,
+// in frame mode below kSelectSmallBlocks blocks of kSelectPixels (docs/benchmarks.md: issue 18, GPU kernels, 26th).
+constexpr int kSelectPixels = 4096, kSelectSmallStrips = 1 << 20, kSelectSmallBlocks = 100;
 
 struct Taps {
   int32_t w[kMaxTaps];
@@ -190,10 +191,10 @@ __device__ __forceinline__ int clampi(int v, int lo, int hi) { return v < lo ? l
 // codes_kernel. Every value equals the definition of canny.h: the halo holds the smoothed plane at clamped
 // coordinates, which is what the clamped differences read.
 // Output rows per block (FR, FR / kTileY of them a thread): kFrontRows, or kFrontSmallRows on frames of fewer than
-// kFrontSmallTiles tiles of kFrontRows rows (below 1024x1024). There a block's latency sets the kernel's time (512x512:
-// 256 blocks of 32 rows for 132 multiprocessors), and blocks of 16 rows, twice as many, shorten it (docs/benchmarks.md:
-// issue 18, GPU kernels, 26th session).
-constexpr int kFrontRows = 32, kFrontSmallRows = 16, kFrontSmallTiles = 1024;
+// kFrontSmallTiles tiles of kFrontRows rows (800x600 has 475, 1024x768 768). There a block's latency sets the kernel's
+// time (512x512: 256 blocks of 32 rows for 132 multiprocessors), and blocks of 16 rows, twice as many, shorten it; from
+// 1024x768 up they do not (docs/benchmarks.md: issue 18, GPU kernels, 26th session).
+constexpr int kFrontRows = 32, kFrontSmallRows = 16, kFrontSmallTiles = 512;
 int front_rows(int W, int H) {
   const int64_t tiles = int64_t((W + kTileX - 1) / kTileX) * ((H + kFrontRows - 1) / kFrontRows);
   return tiles < kFrontSmallTiles ? kFrontSmallRows : kFrontRows;
@@ -3189,7 +3190,11 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // Rows of a region split over blocks of about select_pixels pixels each.
     const int nregions = strips ? ns : 1;
     const int rcols = strips ? kStripWidth : W;
-    const int select_pixels = int64_t(W) * H < kSelectSmallFrame ? kSelectPixels / 2 : kSelectPixels;
+    // Small frames' blocks of half the pixels: in frame mode every block adds to one histogram, so there only where
+    // the blocks stay few.
+    const int64_t pixels = int64_t(W) * H;
+    const bool small = strips ? pixels < kSelectSmallStrips : pixels < int64_t(kSelectSmallBlocks) * kSelectPixels;
+    const int select_pixels = small ? kSelectPixels / 2 : kSelectPixels;
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / select_pixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
