@@ -278,7 +278,7 @@ LanesWork lanes_work(const std::vector<uint8_t>& b, int w, int h, const std::vec
 
 // lane_steps' results: sums over the strip rows of the most of any lane in the row; all_nodes: the nodes of every
 // lane (the memory a block a strip would need), summed over the strips, and the most of one strip; exact: the walk
-// gave every pixel of every S(low) its component's maximum.
+// found the components of every S(low) (the same partition of its pixels) and each one's maximum.
 struct LaneSteps {
   double runs = 0, unions = 0, hops = 0, nodes = 0, all_nodes = 0, strip_nodes_most = 0;
   bool exact = true;
@@ -294,7 +294,7 @@ void lane_walk(const std::vector<uint8_t>& b, const std::vector<uint8_t>& a, int
                std::vector<int>* nodes_row, std::vector<uint32_t>* node_of_pixel, std::vector<uint8_t>* node_max,
                std::vector<uint32_t>* parent) {
   struct Run {
-    int a, b;
+    int first, last;  // columns
     uint32_t node;
   };
   std::vector<Run> prev, cur;
@@ -323,7 +323,7 @@ void lane_walk(const std::vector<uint8_t>& b, const std::vector<uint8_t>& a, int
       ++runs;
       uint32_t root = UINT32_MAX;
       for (const Run& r : prev) {
-        if (r.b < x - 1 || r.a > e) continue;  // 8-connected: columns x - 1 .. e (e = the run's end + 1)
+        if (r.last < x - 1 || r.first > e) continue;  // 8-connected: columns x - 1 .. e (e = the run's end + 1)
         const uint32_t q = find(r.node, &hops);
         if (root == UINT32_MAX) {
           root = q;
@@ -383,14 +383,27 @@ LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& 
       std::copy(u.begin(), u.end(), unions.begin() + o);
       std::copy(hp.begin(), hp.end(), hops.begin() + o);
       std::copy(nd.begin(), nd.end(), nodes.begin() + o);
+      // The same partition (each walk root matches one reference root, and the other way round) and the same maxima.
+      std::vector<uint32_t> ref_of(parent.size(), UINT32_MAX);
+      std::vector<std::pair<uint32_t, uint32_t>> walk_of;  // (reference root, walk root), checked after sorting
       for (int y = 0; y < h; ++y)
         for (int x = s * 32; x < w && x < s * 32 + 32; ++x) {
           const size_t i = size_t(y) * w + x;
           if (b[i] < lo) continue;
           uint32_t v = node_of[i];
           while (parent[v] != v) v = parent[v];
-          if (node_max[v] != ref_max[find(ref, uint32_t(i))]) out.exact = false;
+          const uint32_t rr = find(ref, uint32_t(i));
+          if (node_max[v] != ref_max[rr]) out.exact = false;
+          if (ref_of[v] == UINT32_MAX) {
+            ref_of[v] = rr;
+            walk_of.emplace_back(rr, v);
+          } else if (ref_of[v] != rr) {
+            out.exact = false;  // one walk component over two reference components
+          }
         }
+      std::sort(walk_of.begin(), walk_of.end());
+      for (size_t k = 1; k < walk_of.size(); ++k)
+        if (walk_of[k].first == walk_of[k - 1].first) out.exact = false;  // one reference component split
     }
   }
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -511,8 +524,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\n# a lane a low walking its runs (lane_walk: a union-find over runs, path halving), over the strip\n"
-              "# rows: the most of any lane a row of runs, new nodes, unions and find hops; exact: every pixel's\n"
-              "# component maximum of A equals a per-low labelling's; all nodes: every lane's nodes, a strip row, and\n"
+              "# rows: the most of any lane a row of runs, new nodes, unions and find hops; exact: the components and\n"
+              "# their maxima of A equal a per-low labelling's; all nodes: every lane's nodes, a strip row, and\n"
               "# the most of one strip (the memory of a block a strip)\n");
   std::printf("%-22s %-7s %7s %7s %7s %7s %9s %10s %6s\n", "image", "set", "runs", "nodes", "unions", "hops",
               "all nodes", "strip most", "exact");
