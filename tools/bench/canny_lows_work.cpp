@@ -21,8 +21,10 @@
 // Then, the work of a labelling with a lane a low instead of a lane a column (lanes_work: a warp takes a strip's rows
 // for every low at once, each lane following its own low's runs, so that a row costs the warp what its busiest low's
 // runs cost), against today's row loops (a warp a (strip, low), a step a row with S): item 2 of issue 18.
-// Last, that labelling's walk itself (lane_walk, lane_steps: a union-find over runs), checked against a per-low
-// labelling (every pixel's component maximum), with what its lanes would do a strip row: runs, nodes, unions, hops.
+// Then that labelling's walk itself (lane_walk, lane_steps: a union-find over runs), checked against a per-low
+// labelling (the components and their maxima), with what its lanes would do a strip row: runs, nodes, unions, hops.
+// Last, the kernel that walk would make, modelled on the CPU (kernel_model: a warp a chunk of rows, the chunks joined,
+// a second walk writing SM and the planes of maxima), checked pixel by pixel against a per-low labelling's.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -419,6 +421,174 @@ LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& 
   return out;
 }
 
+// The lane-a-low kernel as docs/benchmarks.md sketches it (issue 18, GPU kernels, 26th session), modelled on the CPU
+// for one block a strip: 32 warps, each a chunk of chunk rows (ceil(h / 32)), a lane a low. Pass 1: each (warp, lane)
+// walks its chunk's rows as lane_walk does (the row above's runs' nodes by their ordinals), its new nodes drawn from a
+// pool of the lane (a block's), in order (the sequence kept for pass 2); then each chunk's first row joins the last row
+// of the chunk above, a union a pair of touching runs. Pass 2: each (warp, lane) walks its chunk again, a run's node
+// being the root of the first run above it or the next of its sequence, and writes the root's maximum (the lane's plane
+// of maxima) and F_low(maximum) - F_low(A) to SM, summed over the lanes. Checked, pixel by pixel, against SM and the
+// maxima from a per-low labelling (every low's components inside each strip); counts the pools' sizes.
+struct KernelModel {
+  bool exact = true;
+  double most_lane_nodes = 0, most_block_nodes = 0;  // the largest pool of one lane, of all lanes, over the blocks
+  double join_unions = 0;                            // unions of the chunks' joins, all blocks
+};
+KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_t>& a, int w, int h,
+                         const std::vector<canny::CandidatePair>& candidates) {
+  const std::vector<int> lows = lows_of(candidates);
+  const int nl = int(lows.size()), kV = canny::kMaxThreshold + 1;
+  std::vector<std::vector<uint16_t>> f(size_t(nl), std::vector<uint16_t>(size_t(kV), 0));  // F_low(v)
+  for (int l = 0; l < nl; ++l)
+    for (const canny::CandidatePair& c : candidates)
+      if (c.low == lows[size_t(l)])
+        for (int v = c.high; v < kV; ++v) ++f[size_t(l)][size_t(v)];
+  // The reference: each low's component maxima (components inside each strip) and SM.
+  const size_t n = size_t(w) * h;
+  std::vector<std::vector<uint8_t>> ref_max(static_cast<size_t>(nl));
+  std::vector<uint32_t> sm_ref(n, 0);
+  for (int l = 0; l < nl; ++l) {
+    const int lo = lows[size_t(l)];
+    std::vector<uint32_t> ref = components(b, w, h, lo, [](int x, int, int xx, int) { return x / 32 == xx / 32; });
+    std::vector<uint8_t> root_max(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      if (b[i] >= lo) root_max[find(ref, uint32_t(i))] = std::max(root_max[find(ref, uint32_t(i))], a[i]);
+    ref_max[size_t(l)].assign(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      if (b[i] >= lo) {
+        const uint8_t m = root_max[find(ref, uint32_t(i))];
+        ref_max[size_t(l)][i] = m;
+        sm_ref[i] += uint32_t(f[size_t(l)][m]) - f[size_t(l)][a[i]];
+      }
+  }
+  KernelModel out;
+  constexpr int kWarps = 32;
+  const int per = (h + kWarps - 1) / kWarps;
+  struct Run {
+    int first, last;
+  };
+  // The runs of row y's mask of S(lo) in the strip from x0, left to right.
+  auto runs_of = [&](int x0, int y, int lo) {
+    std::vector<Run> r;
+    for (int x = x0; x < w && x < x0 + 32;) {
+      if (b[size_t(y) * w + x] < lo) {
+        ++x;
+        continue;
+      }
+      int e = x;
+      while (e < w && e < x0 + 32 && b[size_t(y) * w + e] >= lo) ++e;
+      r.push_back({x, e - 1});
+      x = e;
+    }
+    return r;
+  };
+  auto touch = [](const Run& p, const Run& q) { return p.last >= q.first - 1 && p.first <= q.last + 1; };
+  std::vector<uint32_t> sm(n);
+  std::vector<uint8_t> plane(n);
+  for (int x0 = 0; x0 < w; x0 += 32) {
+    double block_nodes = 0;
+    for (int l = 0; l < nl; ++l) {
+      const int lo = lows[size_t(l)];
+      std::vector<uint32_t> parent;  // the lane's pool: parent and maximum of A a node
+      std::vector<uint8_t> mx;
+      auto root = [&](uint32_t v) {
+        while (parent[v] != v) v = parent[v] = parent[parent[v]];
+        return v;
+      };
+      auto unite = [&](uint32_t p, uint32_t q) {  // roots; returns the root kept
+        if (p == q) return p;
+        const uint32_t k = std::min(p, q), d = std::max(p, q);
+        parent[d] = k;
+        mx[k] = std::max(mx[k], mx[d]);
+        return k;
+      };
+      std::vector<std::vector<uint32_t>> seq(kWarps), first_nodes(kWarps), last_nodes(kWarps);
+      // Pass 1.
+      for (int wp = 0; wp < kWarps; ++wp) {
+        const int y0 = wp * per, y1 = std::min(h, y0 + per);
+        std::vector<Run> above;
+        std::vector<uint32_t> above_nodes;
+        for (int y = y0; y < y1; ++y) {
+          const std::vector<Run> row = runs_of(x0, y, lo);
+          std::vector<uint32_t> nodes;
+          for (const Run& r : row) {
+            uint32_t node = UINT32_MAX;
+            for (size_t k = 0; k < above.size(); ++k) {
+              if (!touch(above[k], r)) continue;
+              const uint32_t q = root(above_nodes[k]);
+              node = node == UINT32_MAX ? q : unite(root(node), q);
+            }
+            if (node == UINT32_MAX) {
+              node = uint32_t(parent.size());
+              parent.push_back(node);
+              mx.push_back(0);
+              seq[size_t(wp)].push_back(node);
+            }
+            node = root(node);
+            for (int x = r.first; x <= r.last; ++x) mx[node] = std::max(mx[node], a[size_t(y) * w + x]);
+            nodes.push_back(node);
+          }
+          if (y == y0) first_nodes[size_t(wp)] = nodes;
+          above = row;
+          above_nodes = nodes;
+        }
+        last_nodes[size_t(wp)] = above_nodes;
+      }
+      // The chunks' joins.
+      for (int wp = 1; wp < kWarps; ++wp) {
+        const int y0 = wp * per;
+        if (y0 >= h) break;
+        const std::vector<Run> top = runs_of(x0, y0, lo), up = runs_of(x0, y0 - 1, lo);
+        for (size_t i = 0; i < top.size(); ++i)
+          for (size_t k = 0; k < up.size(); ++k) {
+            if (!touch(up[k], top[i])) continue;
+            const uint32_t p = root(first_nodes[size_t(wp)][i]), q = root(last_nodes[size_t(wp - 1)][k]);
+            out.join_unions += p != q;
+            unite(p, q);
+          }
+      }
+      out.most_lane_nodes = std::max(out.most_lane_nodes, double(parent.size()));
+      block_nodes += double(parent.size());
+      // Pass 2.
+      for (int wp = 0; wp < kWarps; ++wp) {
+        const int y0 = wp * per, y1 = std::min(h, y0 + per);
+        size_t next = 0;
+        std::vector<Run> above;
+        std::vector<uint32_t> above_nodes;
+        for (int y = y0; y < y1; ++y) {
+          const std::vector<Run> row = runs_of(x0, y, lo);
+          std::vector<uint32_t> nodes;
+          for (const Run& r : row) {
+            uint32_t node = UINT32_MAX;
+            for (size_t k = 0; k < above.size() && node == UINT32_MAX; ++k)
+              if (touch(above[k], r)) node = above_nodes[k];
+            if (node == UINT32_MAX) node = seq[size_t(wp)][next++];
+            const uint8_t m = mx[root(node)];
+            for (int x = r.first; x <= r.last; ++x) {
+              const size_t i = size_t(y) * w + x;
+              plane[i] = m;
+              sm[i] += uint32_t(f[size_t(l)][m]) - f[size_t(l)][a[i]];
+            }
+            nodes.push_back(node);
+          }
+          above = row;
+          above_nodes = nodes;
+        }
+        if (next != seq[size_t(wp)].size()) out.exact = false;
+      }
+      for (int y = 0; y < h; ++y)
+        for (int x = x0; x < w && x < x0 + 32; ++x) {
+          const size_t i = size_t(y) * w + x;
+          if (b[i] >= lo && plane[i] != ref_max[size_t(l)][i]) out.exact = false;
+        }
+    }
+    out.most_block_nodes = std::max(out.most_block_nodes, block_nodes);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (sm[i] != sm_ref[i]) out.exact = false;
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -538,6 +708,20 @@ int main(int argc, char** argv) {
                   ls.unions / strip_rows, ls.hops / strip_rows, ls.all_nodes / strip_rows, ls.strip_nodes_most,
                   ls.exact ? "yes" : "NO");
       if (!ls.exact) return 3;
+    }
+  }
+  std::printf("\n# the lane-a-low kernel modelled on the CPU (kernel_model: a block a strip, 32 warps' chunks, two\n"
+              "# passes):\n"
+              "# exact: SM and every low's plane of maxima equal a per-low labelling's; the largest node pool of one\n"
+              "# lane and of a block (all lanes), and the unions of the chunks' joins a block (all lanes)\n");
+  std::printf("%-22s %-7s %6s %10s %11s %12s\n", "image", "set", "exact", "lane pool", "block pool", "joins/block");
+  for (size_t i = 0; i < images.size(); ++i) {
+    const double strips = double((images[i].w + 31) / 32);
+    for (const auto* set : {&c03, &c01}) {
+      const KernelModel km = kernel_model(codes[i], codes_of_a[i], images[i].w, images[i].h, *set);
+      std::printf("%-22s %-7s %6s %10.0f %11.0f %12.4f\n", images[i].name.c_str(), set == &c03 ? "C_0.03" : "C_0.01",
+                  km.exact ? "yes" : "NO", km.most_lane_nodes, km.most_block_nodes, km.join_unions / strips);
+      if (!km.exact) return 3;
     }
   }
   return 0;
