@@ -503,36 +503,44 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
         return k;
       };
       std::vector<std::vector<uint32_t>> seq(kWarps), first_nodes(kWarps), last_nodes(kWarps);
-      // Pass 1.
-      for (int wp = 0; wp < kWarps; ++wp) {
+      // Warp wp's chunk, row by row: node_of(y, run, runs above, their nodes) gives each run's node. Returns the nodes
+      // of the chunk's first and last rows.
+      auto walk_chunk = [&](int wp, auto node_of) {
         const int y0 = wp * per, y1 = std::min(h, y0 + per);
         std::vector<Run> above;
-        std::vector<uint32_t> above_nodes;
+        std::vector<uint32_t> above_nodes, first;
         for (int y = y0; y < y1; ++y) {
           const std::vector<Run> row = runs_of(x0, y, lo);
           std::vector<uint32_t> nodes;
-          for (const Run& r : row) {
-            uint32_t node = UINT32_MAX;
-            for (size_t k = 0; k < above.size(); ++k) {
-              if (!touch(above[k], r)) continue;
-              const uint32_t q = root(above_nodes[k]);
-              node = node == UINT32_MAX ? q : unite(root(node), q);
-            }
-            if (node == UINT32_MAX) {
-              node = uint32_t(parent.size());
-              parent.push_back(node);
-              mx.push_back(0);
-              seq[size_t(wp)].push_back(node);
-            }
-            node = root(node);
-            for (int x = r.first; x <= r.last; ++x) mx[node] = std::max(mx[node], a[size_t(y) * w + x]);
-            nodes.push_back(node);
-          }
-          if (y == y0) first_nodes[size_t(wp)] = nodes;
+          for (const Run& r : row) nodes.push_back(node_of(y, r, above, above_nodes));
+          if (y == y0) first = nodes;
           above = row;
-          above_nodes = nodes;
+          above_nodes = std::move(nodes);
         }
-        last_nodes[size_t(wp)] = above_nodes;
+        return std::make_pair(first, above_nodes);
+      };
+      // Pass 1.
+      for (int wp = 0; wp < kWarps; ++wp) {
+        auto [first, last] = walk_chunk(wp, [&](int y, const Run& r, const std::vector<Run>& above,
+                                                const std::vector<uint32_t>& above_nodes) {
+          uint32_t node = UINT32_MAX;
+          for (size_t k = 0; k < above.size(); ++k) {
+            if (!touch(above[k], r)) continue;
+            const uint32_t q = root(above_nodes[k]);
+            node = node == UINT32_MAX ? q : unite(root(node), q);
+          }
+          if (node == UINT32_MAX) {
+            node = uint32_t(parent.size());
+            parent.push_back(node);
+            mx.push_back(0);
+            seq[size_t(wp)].push_back(node);
+          }
+          node = root(node);
+          for (int x = r.first; x <= r.last; ++x) mx[node] = std::max(mx[node], a[size_t(y) * w + x]);
+          return node;
+        });
+        first_nodes[size_t(wp)] = std::move(first);
+        last_nodes[size_t(wp)] = std::move(last);
       }
       // The chunks' joins.
       for (int wp = 1; wp < kWarps; ++wp) {
@@ -551,29 +559,21 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
       block_nodes += double(parent.size());
       // Pass 2.
       for (int wp = 0; wp < kWarps; ++wp) {
-        const int y0 = wp * per, y1 = std::min(h, y0 + per);
         size_t next = 0;
-        std::vector<Run> above;
-        std::vector<uint32_t> above_nodes;
-        for (int y = y0; y < y1; ++y) {
-          const std::vector<Run> row = runs_of(x0, y, lo);
-          std::vector<uint32_t> nodes;
-          for (const Run& r : row) {
-            uint32_t node = UINT32_MAX;
-            for (size_t k = 0; k < above.size() && node == UINT32_MAX; ++k)
-              if (touch(above[k], r)) node = above_nodes[k];
-            if (node == UINT32_MAX) node = seq[size_t(wp)][next++];
-            const uint8_t m = mx[root(node)];
-            for (int x = r.first; x <= r.last; ++x) {
-              const size_t i = size_t(y) * w + x;
-              plane[i] = m;
-              sm[i] += uint32_t(f[size_t(l)][m]) - f[size_t(l)][a[i]];
-            }
-            nodes.push_back(node);
+        walk_chunk(wp, [&](int y, const Run& r, const std::vector<Run>& above,
+                           const std::vector<uint32_t>& above_nodes) {
+          uint32_t node = UINT32_MAX;
+          for (size_t k = 0; k < above.size() && node == UINT32_MAX; ++k)
+            if (touch(above[k], r)) node = above_nodes[k];
+          if (node == UINT32_MAX) node = seq[size_t(wp)][next++];
+          const uint8_t m = mx[root(node)];
+          for (int x = r.first; x <= r.last; ++x) {
+            const size_t i = size_t(y) * w + x;
+            plane[i] = m;
+            sm[i] += uint32_t(f[size_t(l)][m]) - f[size_t(l)][a[i]];
           }
-          above = row;
-          above_nodes = nodes;
-        }
+          return node;
+        });
         if (next != seq[size_t(wp)].size()) out.exact = false;
       }
       for (int y = 0; y < h; ++y)
