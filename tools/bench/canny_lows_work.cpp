@@ -240,6 +240,73 @@ ChunkBalance chunk_balance(const std::vector<uint8_t>& b, int w, int h, const st
   return out;
 }
 
+// A run of a strip row's pixels of S(lo): columns first .. last.
+struct Run {
+  int first, last;
+};
+// Row y's runs of S(lo) = {B >= lo} in the strip from column x0 (32 columns, fewer at the frame's right edge), left to
+// right.
+std::vector<Run> strip_runs(const std::vector<uint8_t>& b, int w, int x0, int y, int lo) {
+  std::vector<Run> out;
+  const int x1 = std::min(w, x0 + 32);
+  for (int x = x0; x < x1;) {
+    if (b[size_t(y) * w + x] < lo) {
+      ++x;
+      continue;
+    }
+    int e = x;
+    while (e < x1 && b[size_t(y) * w + e] >= lo) ++e;
+    out.push_back({x, e - 1});
+    x = e;
+  }
+  return out;
+}
+// Runs of consecutive rows that touch (8-connected).
+bool touch(const Run& p, const Run& q) { return p.last >= q.first - 1 && p.first <= q.last + 1; }
+
+// The union-find over runs of a lane (a low): a node a run with no run above it, each with the maximum of A of its
+// component (kept at the roots; path halving, the smaller root wins a union).
+struct RunForest {
+  std::vector<uint32_t> parent;
+  std::vector<uint8_t> mx;
+  uint32_t add() {
+    parent.push_back(uint32_t(parent.size()));
+    mx.push_back(0);
+    return parent.back();
+  }
+  uint32_t root(uint32_t v, int* hops = nullptr) {
+    while (parent[v] != v) {
+      v = parent[v] = parent[parent[v]];
+      if (hops) ++*hops;
+    }
+    return v;
+  }
+  uint32_t unite(uint32_t p, uint32_t q) {  // roots; returns the root kept
+    if (p == q) return p;
+    const uint32_t k = std::min(p, q), d = std::max(p, q);
+    parent[d] = k;
+    mx[k] = std::max(mx[k], mx[d]);
+    return k;
+  }
+};
+
+// The reference for the lane walks: the components of S(lo) inside each strip (a union-find over pixel indices) and
+// the maximum of A of each (at its root's index).
+struct StripComponents {
+  std::vector<uint32_t> parent;
+  std::vector<uint8_t> root_max;
+};
+StripComponents strip_components(const std::vector<uint8_t>& b, const std::vector<uint8_t>& a, int w, int h, int lo) {
+  StripComponents c{components(b, w, h, lo, [](int x, int, int xx, int) { return x / 32 == xx / 32; }),
+                    std::vector<uint8_t>(size_t(w) * h, 0)};
+  for (size_t i = 0; i < c.parent.size(); ++i)
+    if (b[i] >= lo) {
+      const uint32_t r = find(c.parent, uint32_t(i));
+      c.root_max[r] = std::max(c.root_max[r], a[i]);
+    }
+  return c;
+}
+
 // A warp a strip with a lane a low (every low of the set at once): each lane walks its own low's runs of a row, so a
 // row costs the warp the steps of the low with the most runs there (the lanes diverge, the warp waits for the
 // slowest), and writing each low's pixels (the maxima planes, SM) costs it the most pixels of any low there. Sums over
@@ -257,15 +324,10 @@ LanesWork lanes_work(const std::vector<uint8_t>& b, int w, int h, const std::vec
       int most_runs = 0, most_px = 0;
       bool any = false;
       for (const int lo : lows) {
-        int runs = 0, px = 0;
-        bool prev = false;
-        for (int x = x0; x < w && x < x0 + 32; ++x) {
-          const bool in = b[size_t(y) * w + x] >= lo;
-          runs += in && !prev;
-          px += in;
-          prev = in;
-        }
-        most_runs = std::max(most_runs, runs);
+        const std::vector<Run> runs = strip_runs(b, w, x0, y, lo);
+        int px = 0;
+        for (const Run& r : runs) px += r.last - r.first + 1;
+        most_runs = std::max(most_runs, int(runs.size()));
         most_px = std::max(most_px, px);
         any = any || px > 0;
         out.low_rows += px > 0;
@@ -286,73 +348,54 @@ struct LaneSteps {
   bool exact = true;
 };
 
-// A lane's walk for one low of one strip (lanes_work's design), run by run over all of the strip's rows: a union-find
-// over runs (a node for a run with no run above it; a run joins the first run above's root, then each further run
-// above's root that differs: a union), the root keeping its component's maximum of A. Raises, for each row, the most
-// runs, new nodes, unions and find hops of any lane so far (the lanes go in lock step: a warp waits for the busiest).
+// The most of any lane so far, for each row of one strip: runs, new nodes, unions and find hops.
+struct RowMost {
+  std::vector<int> runs, nodes, unions, hops;
+  explicit RowMost(int h) : runs(size_t(h), 0), nodes(size_t(h), 0), unions(size_t(h), 0), hops(size_t(h), 0) {}
+};
+
+// A lane's walk for one low of one strip (lanes_work's design), run by run over all of the strip's rows: a node for a
+// run with no run above it; a run joins the first run above's root, then each further run above's root that differs
+// (a union). Raises each row's counts in *most (the lanes go in lock step: a warp waits for the busiest).
 // node_of_pixel gets each pixel's run's node (whose root holds the component's maximum once the strip is walked).
 void lane_walk(const std::vector<uint8_t>& b, const std::vector<uint8_t>& a, int w, int h, int x0, int lo,
-               std::vector<int>* runs_row, std::vector<int>* unions_row, std::vector<int>* hops_row,
-               std::vector<int>* nodes_row, std::vector<uint32_t>* node_of_pixel, std::vector<uint8_t>* node_max,
-               std::vector<uint32_t>* parent) {
-  struct Run {
-    int first, last;  // columns
-    uint32_t node;
-  };
-  std::vector<Run> prev, cur;
-  parent->clear();
-  node_max->clear();
-  auto find = [&](uint32_t v, int* hops) {
-    while ((*parent)[v] != v) {
-      (*parent)[v] = (*parent)[(*parent)[v]];  // path halving
-      v = (*parent)[v];
-      ++*hops;
-    }
-    return v;
-  };
-  const int x1 = std::min(w, x0 + 32);
+               RowMost* most, std::vector<uint32_t>* node_of_pixel, RunForest* forest) {
+  *forest = RunForest{};
+  std::vector<Run> prev;
+  std::vector<uint32_t> prev_nodes;
   for (int y = 0; y < h; ++y) {
-    cur.clear();
-    int runs = 0, unions = 0, hops = 0, nodes = 0;
-    for (int x = x0; x < x1;) {
-      if (b[size_t(y) * w + x] < lo) {
-        ++x;
-        continue;
-      }
-      int e = x;
-      uint8_t mx = 0;
-      while (e < x1 && b[size_t(y) * w + e] >= lo) mx = std::max(mx, a[size_t(y) * w + e++]);
-      ++runs;
+    const std::vector<Run> row = strip_runs(b, w, x0, y, lo);
+    std::vector<uint32_t> nodes;
+    int unions = 0, hops = 0, new_nodes = 0;
+    for (const Run& r : row) {
       uint32_t root = UINT32_MAX;
-      for (const Run& r : prev) {
-        if (r.last < x - 1 || r.first > e) continue;  // 8-connected: columns x - 1 .. e (e = the run's end + 1)
-        const uint32_t q = find(r.node, &hops);
+      for (size_t k = 0; k < prev.size(); ++k) {
+        if (!touch(prev[k], r)) continue;
+        const uint32_t q = forest->root(prev_nodes[k], &hops);
         if (root == UINT32_MAX) {
           root = q;
         } else if (q != root) {
           ++unions;
-          const uint32_t lo_r = std::min(q, root), hi_r = std::max(q, root);
-          (*parent)[hi_r] = lo_r;
-          (*node_max)[lo_r] = std::max((*node_max)[lo_r], (*node_max)[hi_r]);
-          root = lo_r;
+          root = forest->unite(q, root);
         }
       }
       if (root == UINT32_MAX) {
-        root = uint32_t(parent->size());
-        parent->push_back(root);
-        node_max->push_back(0);
-        ++nodes;
+        root = forest->add();
+        ++new_nodes;
       }
-      (*node_max)[root] = std::max((*node_max)[root], mx);
-      cur.push_back({x, e - 1, root});
-      for (int k = x; k < e; ++k) (*node_of_pixel)[size_t(y) * w + k] = root;
-      x = e;
+      for (int x = r.first; x <= r.last; ++x) {
+        forest->mx[root] = std::max(forest->mx[root], a[size_t(y) * w + x]);
+        (*node_of_pixel)[size_t(y) * w + x] = root;
+      }
+      nodes.push_back(root);
     }
-    std::swap(prev, cur);
-    (*runs_row)[size_t(y)] = std::max((*runs_row)[size_t(y)], runs);
-    (*unions_row)[size_t(y)] = std::max((*unions_row)[size_t(y)], unions);
-    (*hops_row)[size_t(y)] = std::max((*hops_row)[size_t(y)], hops);
-    (*nodes_row)[size_t(y)] = std::max((*nodes_row)[size_t(y)], nodes);
+    prev = row;
+    prev_nodes = std::move(nodes);
+    const size_t k = size_t(y);
+    most->runs[k] = std::max(most->runs[k], int(row.size()));
+    most->unions[k] = std::max(most->unions[k], unions);
+    most->hops[k] = std::max(most->hops[k], hops);
+    most->nodes[k] = std::max(most->nodes[k], new_nodes);
   }
 }
 // Every strip's lanes (the lows), walked, and checked against the components of S(low) inside each strip.
@@ -360,42 +403,24 @@ LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& 
                      const std::vector<int>& lows) {
   LaneSteps out;
   const int ns = (w + 31) / 32;
-  std::vector<uint32_t> node_of(size_t(w) * h), parent;
-  std::vector<uint8_t> node_max;
-  // Per strip and row, the most of any lane (low) so far.
-  const size_t nrows = size_t(ns) * h;
-  std::vector<int> runs(nrows, 0), unions(nrows, 0), hops(nrows, 0), nodes(nrows, 0);
+  std::vector<uint32_t> node_of(size_t(w) * h);
+  RunForest forest;
+  std::vector<RowMost> most(static_cast<size_t>(ns), RowMost{h});  // per strip
   std::vector<double> strip_nodes(size_t(ns), 0.0);
   for (const int lo : lows) {
-    // The reference: the components of S(lo) inside each strip and their maxima of A.
-    std::vector<uint32_t> ref = components(b, w, h, lo, [](int x, int, int xx, int) { return x / 32 == xx / 32; });
-    std::vector<uint8_t> ref_max(size_t(w) * h, 0);
-    for (size_t i = 0; i < ref.size(); ++i)
-      if (b[i] >= lo) {
-        const uint32_t r = find(ref, uint32_t(i));
-        ref_max[r] = std::max(ref_max[r], a[i]);
-      }
+    StripComponents ref = strip_components(b, a, w, h, lo);
     for (int s = 0; s < ns; ++s) {
-      const size_t o = size_t(s) * h;
-      std::vector<int> r(runs.begin() + o, runs.begin() + o + h), u(unions.begin() + o, unions.begin() + o + h),
-          hp(hops.begin() + o, hops.begin() + o + h), nd(nodes.begin() + o, nodes.begin() + o + h);
-      lane_walk(b, a, w, h, s * 32, lo, &r, &u, &hp, &nd, &node_of, &node_max, &parent);
-      strip_nodes[size_t(s)] += double(parent.size());
-      std::copy(r.begin(), r.end(), runs.begin() + o);
-      std::copy(u.begin(), u.end(), unions.begin() + o);
-      std::copy(hp.begin(), hp.end(), hops.begin() + o);
-      std::copy(nd.begin(), nd.end(), nodes.begin() + o);
+      lane_walk(b, a, w, h, s * 32, lo, &most[size_t(s)], &node_of, &forest);
+      strip_nodes[size_t(s)] += double(forest.parent.size());
       // The same partition (each walk root matches one reference root, and the other way round) and the same maxima.
-      std::vector<uint32_t> ref_of(parent.size(), UINT32_MAX);
+      std::vector<uint32_t> ref_of(forest.parent.size(), UINT32_MAX);
       std::vector<std::pair<uint32_t, uint32_t>> walk_of;  // (reference root, walk root), checked after sorting
       for (int y = 0; y < h; ++y)
         for (int x = s * 32; x < w && x < s * 32 + 32; ++x) {
           const size_t i = size_t(y) * w + x;
           if (b[i] < lo) continue;
-          uint32_t v = node_of[i];
-          while (parent[v] != v) v = parent[v];
-          const uint32_t rr = find(ref, uint32_t(i));
-          if (node_max[v] != ref_max[rr]) out.exact = false;
+          const uint32_t v = forest.root(node_of[i]), rr = find(ref.parent, uint32_t(i));
+          if (forest.mx[v] != ref.root_max[rr]) out.exact = false;
           if (ref_of[v] == UINT32_MAX) {
             ref_of[v] = rr;
             walk_of.emplace_back(rr, v);
@@ -408,12 +433,13 @@ LaneSteps lane_steps(const std::vector<uint8_t>& b, const std::vector<uint8_t>& 
         if (walk_of[k].first == walk_of[k - 1].first) out.exact = false;  // one reference component split
     }
   }
-  for (size_t i = 0; i < runs.size(); ++i) {
-    out.runs += runs[i];
-    out.unions += unions[i];
-    out.hops += hops[i];
-    out.nodes += nodes[i];
-  }
+  for (const RowMost& m : most)
+    for (int y = 0; y < h; ++y) {
+      out.runs += m.runs[size_t(y)];
+      out.unions += m.unions[size_t(y)];
+      out.hops += m.hops[size_t(y)];
+      out.nodes += m.nodes[size_t(y)];
+    }
   for (const double n : strip_nodes) {
     out.all_nodes += n;
     out.strip_nodes_most = std::max(out.strip_nodes_most, n);
@@ -449,14 +475,11 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
   std::vector<uint32_t> sm_ref(n, 0);
   for (int l = 0; l < nl; ++l) {
     const int lo = lows[size_t(l)];
-    std::vector<uint32_t> ref = components(b, w, h, lo, [](int x, int, int xx, int) { return x / 32 == xx / 32; });
-    std::vector<uint8_t> root_max(n, 0);
-    for (size_t i = 0; i < n; ++i)
-      if (b[i] >= lo) root_max[find(ref, uint32_t(i))] = std::max(root_max[find(ref, uint32_t(i))], a[i]);
+    StripComponents ref = strip_components(b, a, w, h, lo);
     ref_max[size_t(l)].assign(n, 0);
     for (size_t i = 0; i < n; ++i)
       if (b[i] >= lo) {
-        const uint8_t m = root_max[find(ref, uint32_t(i))];
+        const uint8_t m = ref.root_max[find(ref.parent, uint32_t(i))];
         ref_max[size_t(l)][i] = m;
         sm_ref[i] += uint32_t(f[size_t(l)][m]) - f[size_t(l)][a[i]];
       }
@@ -464,44 +487,13 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
   KernelModel out;
   constexpr int kWarps = 32;
   const int per = (h + kWarps - 1) / kWarps;
-  struct Run {
-    int first, last;
-  };
-  // The runs of row y's mask of S(lo) in the strip from x0, left to right.
-  auto runs_of = [&](int x0, int y, int lo) {
-    std::vector<Run> r;
-    for (int x = x0; x < w && x < x0 + 32;) {
-      if (b[size_t(y) * w + x] < lo) {
-        ++x;
-        continue;
-      }
-      int e = x;
-      while (e < w && e < x0 + 32 && b[size_t(y) * w + e] >= lo) ++e;
-      r.push_back({x, e - 1});
-      x = e;
-    }
-    return r;
-  };
-  auto touch = [](const Run& p, const Run& q) { return p.last >= q.first - 1 && p.first <= q.last + 1; };
   std::vector<uint32_t> sm(n);
   std::vector<uint8_t> plane(n);
   for (int x0 = 0; x0 < w; x0 += 32) {
     double block_nodes = 0;
     for (int l = 0; l < nl; ++l) {
       const int lo = lows[size_t(l)];
-      std::vector<uint32_t> parent;  // the lane's pool: parent and maximum of A a node
-      std::vector<uint8_t> mx;
-      auto root = [&](uint32_t v) {
-        while (parent[v] != v) v = parent[v] = parent[parent[v]];
-        return v;
-      };
-      auto unite = [&](uint32_t p, uint32_t q) {  // roots; returns the root kept
-        if (p == q) return p;
-        const uint32_t k = std::min(p, q), d = std::max(p, q);
-        parent[d] = k;
-        mx[k] = std::max(mx[k], mx[d]);
-        return k;
-      };
+      RunForest pool;  // the lane's
       std::vector<std::vector<uint32_t>> seq(kWarps), first_nodes(kWarps), last_nodes(kWarps);
       // Warp wp's chunk, row by row: node_of(y, run, runs above, their nodes) gives each run's node. Returns the nodes
       // of the chunk's first and last rows.
@@ -510,7 +502,7 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
         std::vector<Run> above;
         std::vector<uint32_t> above_nodes, first;
         for (int y = y0; y < y1; ++y) {
-          const std::vector<Run> row = runs_of(x0, y, lo);
+          const std::vector<Run> row = strip_runs(b, w, x0, y, lo);
           std::vector<uint32_t> nodes;
           for (const Run& r : row) nodes.push_back(node_of(y, r, above, above_nodes));
           if (y == y0) first = nodes;
@@ -526,17 +518,15 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
           uint32_t node = UINT32_MAX;
           for (size_t k = 0; k < above.size(); ++k) {
             if (!touch(above[k], r)) continue;
-            const uint32_t q = root(above_nodes[k]);
-            node = node == UINT32_MAX ? q : unite(root(node), q);
+            const uint32_t q = pool.root(above_nodes[k]);
+            node = node == UINT32_MAX ? q : pool.unite(pool.root(node), q);
           }
           if (node == UINT32_MAX) {
-            node = uint32_t(parent.size());
-            parent.push_back(node);
-            mx.push_back(0);
+            node = pool.add();
             seq[size_t(wp)].push_back(node);
           }
-          node = root(node);
-          for (int x = r.first; x <= r.last; ++x) mx[node] = std::max(mx[node], a[size_t(y) * w + x]);
+          node = pool.root(node);
+          for (int x = r.first; x <= r.last; ++x) pool.mx[node] = std::max(pool.mx[node], a[size_t(y) * w + x]);
           return node;
         });
         first_nodes[size_t(wp)] = std::move(first);
@@ -546,17 +536,17 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
       for (int wp = 1; wp < kWarps; ++wp) {
         const int y0 = wp * per;
         if (y0 >= h) break;
-        const std::vector<Run> top = runs_of(x0, y0, lo), up = runs_of(x0, y0 - 1, lo);
+        const std::vector<Run> top = strip_runs(b, w, x0, y0, lo), up = strip_runs(b, w, x0, y0 - 1, lo);
         for (size_t i = 0; i < top.size(); ++i)
           for (size_t k = 0; k < up.size(); ++k) {
             if (!touch(up[k], top[i])) continue;
-            const uint32_t p = root(first_nodes[size_t(wp)][i]), q = root(last_nodes[size_t(wp - 1)][k]);
+            const uint32_t p = pool.root(first_nodes[size_t(wp)][i]), q = pool.root(last_nodes[size_t(wp - 1)][k]);
             out.join_unions += p != q;
-            unite(p, q);
+            pool.unite(p, q);
           }
       }
-      out.most_lane_nodes = std::max(out.most_lane_nodes, double(parent.size()));
-      block_nodes += double(parent.size());
+      out.most_lane_nodes = std::max(out.most_lane_nodes, double(pool.parent.size()));
+      block_nodes += double(pool.parent.size());
       // Pass 2.
       for (int wp = 0; wp < kWarps; ++wp) {
         size_t next = 0;
@@ -566,7 +556,7 @@ KernelModel kernel_model(const std::vector<uint8_t>& b, const std::vector<uint8_
           for (size_t k = 0; k < above.size() && node == UINT32_MAX; ++k)
             if (touch(above[k], r)) node = above_nodes[k];
           if (node == UINT32_MAX) node = seq[size_t(wp)][next++];
-          const uint8_t m = mx[root(node)];
+          const uint8_t m = pool.mx[pool.root(node)];
           for (int x = r.first; x <= r.last; ++x) {
             const size_t i = size_t(y) * w + x;
             plane[i] = m;
