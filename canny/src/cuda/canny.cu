@@ -1195,7 +1195,9 @@ struct PixelRows {
   }
   __device__ __forceinline__ SharedLabels labels() const { return SharedLabels{lab, base}; }
   // The labels above come from the row above's words (any node of that run's tree will do), not from `up`: so the row
-  // loop keeps no copy of `up` for this rare path.
+  // loop keeps no copy of `up` for this rare path. ListRows::junctions is its twin over the entries; one loop in
+  // label_rows over a rows.above(c) of each storage measured 1.016-1.026x at 2160p (docs/benchmarks.md, issue 18, GPU
+  // kernels, 26th session), so each storage keeps its own.
   __device__ __forceinline__ void junctions(uint32_t more, uint32_t own, int y32, uint32_t, uint32_t) const {
     const uint32_t* row_above = lab + (y32 - kStripWidth - int(base));
     for (; more; more &= more - 1u) {
@@ -2605,14 +2607,12 @@ gpu::CudaError launch_front(const uint8_t* src, int W, int H, int pitch, const T
   GPUEC_CUDA_CHECK(cudaMemsetAsync(ws.max2, 0, sizeof(uint32_t), stream));
   using Front = void (*)(const uint8_t*, int, int, int, Taps, float*, uint32_t*);
   constexpr int F = kFrontRows, S = kFrontSmallRows;
-  static constexpr Front kFront[kMaxRadius + 1] = {nullptr,         front_kernel<1, F>, front_kernel<2, F>,
-                                                   front_kernel<3, F>, front_kernel<4, F>, front_kernel<5, F>,
-                                                   front_kernel<6, F>};
-  static constexpr Front kFrontSmall[kMaxRadius + 1] = {nullptr,         front_kernel<1, S>, front_kernel<2, S>,
-                                                        front_kernel<3, S>, front_kernel<4, S>, front_kernel<5, S>,
-                                                        front_kernel<6, S>};
-  const Front front = (fr == kFrontSmallRows ? kFrontSmall : kFront)[taps.r];
-  front<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
+  static constexpr Front kFront[2][kMaxRadius + 1] = {  // [small tiles][radius]
+      {nullptr, front_kernel<1, F>, front_kernel<2, F>, front_kernel<3, F>, front_kernel<4, F>, front_kernel<5, F>,
+       front_kernel<6, F>},
+      {nullptr, front_kernel<1, S>, front_kernel<2, S>, front_kernel<3, S>, front_kernel<4, S>, front_kernel<5, S>,
+       front_kernel<6, S>}};
+  kFront[fr == kFrontSmallRows][taps.r]<<<tiles, block, 0, stream>>>(src, pitch, W, H, taps, ws.mk, ws.max2);
   GPUEC_CUDA_CHECK_LAUNCH();
   return {};
 }
