@@ -26,9 +26,10 @@ namespace {
 
 constexpr int kTileX = 32, kTileY = 8;  // pixel kernels: 256 threads
 constexpr int kSelectThreads = 512;     // histogram / threshold search kernel
-// select_kernel's pixels a block (at least), half that on small frames: in strip mode below kSelectSmallStrips pixels,
-// in frame mode below kSelectSmallBlocks blocks of kSelectPixels (docs/benchmarks.md: issue 18, GPU kernels, 26th).
-constexpr int kSelectPixels = 4096, kSelectSmallStrips = 1 << 20, kSelectSmallBlocks = 100;
+// select_kernel's pixels a block (at least), half that on frames of fewer than kSelectSmallFrame pixels whose regions
+// (strips, or the frame) have fewer than kSelectSmallBlocks blocks of kSelectPixels each (docs/benchmarks.md: issue 18,
+// GPU kernels, 26th session).
+constexpr int kSelectPixels = 4096, kSelectSmallFrame = 1 << 20, kSelectSmallBlocks = 100;
 
 struct Taps {
   int32_t w[kMaxTaps];
@@ -3190,10 +3191,10 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     // Rows of a region split over blocks of about select_pixels pixels each.
     const int nregions = strips ? ns : 1;
     const int rcols = strips ? kStripWidth : W;
-    // Small frames' blocks of half the pixels: in frame mode every block adds to one histogram, so there only where
-    // the blocks stay few.
-    const int64_t pixels = int64_t(W) * H;
-    const bool small = strips ? pixels < kSelectSmallStrips : pixels < int64_t(kSelectSmallBlocks) * kSelectPixels;
+    // Small frames' blocks of half the pixels, where a region's blocks, which all add to its histogram, stay few (in
+    // frame mode the region is the frame).
+    const bool small =
+        int64_t(W) * H < kSelectSmallFrame && int64_t(rcols) * H < int64_t(kSelectSmallBlocks) * kSelectPixels;
     const int select_pixels = small ? kSelectPixels / 2 : kSelectPixels;
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / select_pixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
