@@ -1,0 +1,562 @@
+// canny-lanes-gpu: a first GPU build of item 2's lane-a-low labelling (issue 18; docs/benchmarks.md, "a lane a low"),
+// measured alone: not called by the library. Strip mode's counting labels S(low) = {B >= low} of every 32-column
+// strip once for every distinct low of the candidate set, a block a (strip, low). Here a block takes a strip and every
+// low at once: a warp a chunk of rows, a lane a low (lanes past the set's lows idle). Each lane walks its own low's
+// runs of a row with a union-find over runs (a run takes the node of the first run of the row above it that it
+// touches, joins the others', or takes a new node), so a row costs the warp what its busiest low's runs cost, for
+// any number of lows. canny-lows-work's kernel_model is this kernel on the CPU.
+//   pass 1: a row's codes, one a lane; each lane's mask of its low from a 32 x 32 bit transpose of the lanes' masks
+//           of lows (k(B): the lows at most B, a table); the row's new runs counted from the masks and their nodes
+//           taken from a block counter, a row at a time (so that pass 2 finds them again: rowbase); the walk;
+//   joins:  each chunk's first row against the last row of the chunk above (lock-free unions across warps);
+//   fold:   every node's maximum of A into its root (atomicMax on the root's word: kAcc | max), then each node's
+//           component maximum in its byte;
+//   pass 2: the same walk finds each run's node again; lane l writes F_l(max) at its run's columns in a 32 x 32
+//           matrix a warp, and lane x sums its column's row of it: SM = the sum less G(k(B), A) (the sum over the
+//           lows at most B of F_low(A)).
+// It writes SM only, not the planes of component maxima (strip mode's map reads the picked low's; the library would
+// label that one low again, as strip_final_kernel does). Its SM is checked here against a per-low labelling on the
+// CPU (a flood fill a strip and low); the program exits 3 where they differ or a block's nodes overflow.
+// Timed: the kernel alone, event-timed, median of --repeats after --warmup, on canny-bench-gpu's images (the same
+// synthetic 1080p and 2160p frames), C_0.03 and C_0.01.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_images.h"
+#include "bench_util.h"
+#include "canny/canny.h"
+
+namespace {
+
+constexpr int kStrip = 32;                     // columns a strip
+constexpr int kMaxRuns = 16;                   // runs of a row of 32 columns
+constexpr int kV = canny::kMaxThreshold + 1;   // values of A (0 .. 100)
+constexpr int kFPitch = 104;                   // a table row of F (u16), padded
+constexpr uint32_t kAcc = 0x80000000u;         // a root's word once its maximum is folded: kAcc | max
+
+struct Params {
+  const uint16_t* q;      // codes: A | B << 8, W x H
+  int W, H;
+  const uint16_t* f;      // kStrip x kFPitch: F_l(v), the candidates (low_l, high) with high <= v (rows past n: 0)
+  const uint8_t* klut;    // 256: the lows at most B (lows ascending, so pixel in S(low_l) iff l < klut[B])
+  uint16_t* sm;           // W x H (only pixels in some S written)
+  uint32_t* stats;        // per strip: nodes taken, overflow (2 words)
+  int cap;                // nodes a block
+};
+
+// Dynamic shared memory of a block of `warps` warps for H rows (bytes, 16-aligned parts) and the nodes after it.
+struct Layout {
+  size_t f, g, klut, rowa, rowbase, bufs, mat, last, counter, parent, maxv, total;
+};
+__host__ __device__ inline size_t up16(size_t x) { return (x + 15) & ~size_t(15); }
+__host__ __device__ inline Layout layout(int warps, int H, int cap) {
+  Layout L{};
+  size_t at = 0;
+  L.f = at;       at += up16(size_t(kStrip) * kFPitch * 2);
+  L.g = at;       at += up16(size_t(kStrip + 1) * kFPitch * 2);
+  L.klut = at;    at += 256;
+  L.rowa = at;    at += up16(size_t(warps) * kStrip);
+  L.rowbase = at; at += up16(size_t(H) * 4);
+  L.bufs = at;    at += up16(size_t(warps) * 2 * kMaxRuns * kStrip * 2);
+  L.mat = at;     at += up16(size_t(warps) * kStrip * kStrip * 2);
+  L.last = at;    at += up16(size_t(warps) * 4);
+  L.counter = at; at += 16;
+  L.parent = at;  at += up16(size_t(cap) * 4);
+  L.maxv = at;    at += up16(size_t(cap));
+  L.total = at;
+  return L;
+}
+
+// Lane l's bit x of the result is bit l of lane x's v (a 32 x 32 bit transpose, five shuffle stages).
+__device__ __forceinline__ uint32_t transpose32(uint32_t v, int lane) {
+  constexpr uint32_t kMask[5] = {0x0000ffffu, 0x00ff00ffu, 0x0f0f0f0fu, 0x33333333u, 0x55555555u};
+#pragma unroll
+  for (int i = 0, j = 16; i < 5; ++i, j >>= 1) {
+    const uint32_t o = __shfl_xor_sync(0xffffffffu, v, j);
+    v = (lane & j) ? (v & ~kMask[i]) | ((o >> j) & kMask[i]) : (v & kMask[i]) | ((o & kMask[i]) << j);
+  }
+  return v;
+}
+
+// The runs of m that touch no pixel of pm (8-connected: columns s - 1 .. e + 1 of the row above): the new runs.
+// A run of u = m less the touched pixels that starts where a run of m starts carries, when added to u, to the column
+// past the run's end (outside m) if it holds no touched pixel, else to its first touched pixel (inside m).
+__device__ __forceinline__ int new_runs(uint32_t m, uint32_t pm) {
+  const uint32_t t = m & (pm | (pm << 1) | (pm >> 1));
+  const uint32_t u = m & ~t, st = m & ~(m << 1);
+  const uint64_t c = uint64_t(u) + uint64_t(st & u);
+  return __popcll(c & ~uint64_t(m) & ~uint64_t(u));
+}
+
+struct Row {
+  uint32_t m;  // this lane's low's mask of S in the row (bit x: column x)
+  uint32_t k;  // this lane's column: the lows its pixel is in (l < k)
+  uint32_t a;  // this lane's column: A
+};
+__device__ __forceinline__ Row load_row(const Params& p, int x0, int y, int lane, const uint8_t* klut) {
+  const int x = x0 + lane;
+  const uint32_t code = x < p.W ? uint32_t(__ldg(p.q + size_t(y) * p.W + x)) : 0u;
+  Row r;
+  r.a = code & 0xffu;
+  r.k = klut[code >> 8];
+  r.m = 0;
+  return r;
+}
+__device__ __forceinline__ void row_masks(Row& r, int lane) {
+  const uint32_t th = r.k >= 32 ? 0xffffffffu : (1u << r.k) - 1u;
+  r.m = transpose32(th, lane);
+}
+
+// The exclusive prefix of v over the lanes, and the total.
+__device__ __forceinline__ uint32_t lane_scan(uint32_t v, int lane, uint32_t* total) {
+  uint32_t s = v;
+#pragma unroll
+  for (int j = 1; j < 32; j <<= 1) {
+    const uint32_t o = __shfl_up_sync(0xffffffffu, s, j);
+    if (lane >= j) s += o;
+  }
+  *total = __shfl_sync(0xffffffffu, s, 31);
+  return s - v;
+}
+
+// A run of m from bit s: its last bit e.
+__device__ __forceinline__ int run_end(uint32_t m, int s) {
+  const uint32_t gap = ~m & (0xffffffffu << s);
+  return gap ? __ffs(gap) - 2 : 31;
+}
+// The pixels of pm in columns s - 1 .. e + 1.
+__device__ __forceinline__ uint32_t window(uint32_t pm, int s, int e) {
+  const uint32_t lo = s ? (0xffffffffu << (s - 1)) : 0xffffffffu;
+  const uint32_t hi = e >= 30 ? 0xffffffffu : ((4u << e) - 1u);
+  return pm & lo & hi;
+}
+// The ordinal of the run of pm holding bit b (pst: pm's run starts).
+__device__ __forceinline__ int run_ordinal(uint32_t pst, int b) {
+  return __popc(pst & (b == 31 ? 0xffffffffu : ((2u << b) - 1u))) - 1;
+}
+
+// Pass 1's find (a lane's own nodes: no other thread touches them), path halving.
+__device__ __forceinline__ uint32_t find_own(uint32_t* parent, uint32_t a) {
+  uint32_t p;
+  while ((p = parent[a]) != a) {
+    const uint32_t g = parent[p];
+    parent[a] = g;
+    a = g;
+  }
+  return a;
+}
+// The joins' find and union (nodes of two warps' chunks: other warps link them too), parents at smaller indices.
+__device__ __forceinline__ uint32_t find_shared(const volatile uint32_t* parent, uint32_t a) {
+  uint32_t p;
+  while ((p = parent[a]) != a) a = p;
+  return a;
+}
+__device__ __forceinline__ void unite(uint32_t* parent, uint32_t a, uint32_t b) {
+  for (;;) {
+    a = find_shared(parent, a);
+    b = find_shared(parent, b);
+    if (a == b) return;
+    if (a < b) {
+      const uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const uint32_t old = atomicMin(parent + a, b);
+    if (old == a) return;
+    a = old;
+  }
+}
+// After the joins: the root of a, a word that is its own index or kAcc | max.
+__device__ __forceinline__ uint32_t find_root(const volatile uint32_t* parent, uint32_t a, uint32_t* word) {
+  uint32_t p;
+  while ((p = parent[a]) != a && p < kAcc) a = p;
+  *word = p;
+  return a;
+}
+
+__global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int warps = int(blockDim.x) / 32, wp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int x0 = int(blockIdx.x) * kStrip, H = p.H;
+  const Layout L = layout(warps, H, p.cap);
+  uint16_t* f = reinterpret_cast<uint16_t*>(smem + L.f);
+  uint16_t* g = reinterpret_cast<uint16_t*>(smem + L.g);
+  uint8_t* klut = smem + L.klut;
+  uint8_t* rowa = smem + L.rowa + wp * kStrip;
+  uint32_t* rowbase = reinterpret_cast<uint32_t*>(smem + L.rowbase);
+  uint16_t* bufs = reinterpret_cast<uint16_t*>(smem + L.bufs) + size_t(wp) * 2 * kMaxRuns * kStrip;
+  uint16_t* mat = reinterpret_cast<uint16_t*>(smem + L.mat) + size_t(wp) * kStrip * kStrip;
+  int* last = reinterpret_cast<int*>(smem + L.last);
+  uint32_t* counter = reinterpret_cast<uint32_t*>(smem + L.counter);  // [0] nodes taken, [1] overflow
+  uint32_t* parent = reinterpret_cast<uint32_t*>(smem + L.parent);
+  uint8_t* maxv = smem + L.maxv;
+
+  for (int i = threadIdx.x; i < kStrip * kFPitch; i += blockDim.x) f[i] = p.f[i];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) klut[i] = p.klut[i];
+  for (int i = threadIdx.x; i < warps * kStrip * kStrip / 2; i += blockDim.x)
+    reinterpret_cast<uint32_t*>(smem + L.mat)[i] = 0u;
+  if (threadIdx.x < 2) counter[threadIdx.x] = 0;
+  __syncthreads();
+  for (int v = threadIdx.x; v < kV; v += blockDim.x) {  // G(k, v) = sum over l < k of F_l(v)
+    uint32_t s = 0;
+    for (int k = 0; k <= kStrip; ++k) {
+      g[k * kFPitch + v] = uint16_t(s);
+      if (k < kStrip) s += f[k * kFPitch + v];
+    }
+  }
+
+  const int per = (H + warps - 1) / warps;
+  const int y0 = min(H, wp * per), y1 = min(H, y0 + per);
+  const uint32_t cap = uint32_t(p.cap);
+
+  // Pass 1.
+  {
+    uint32_t pm = 0;
+    int cur = 0;  // the buffer of the row above's nodes
+    for (int y = y0; y < y1; ++y) {
+      Row r = load_row(p, x0, y, lane, klut);
+      if (!__any_sync(0xffffffffu, r.k != 0u)) {
+        pm = 0;
+        continue;
+      }
+      row_masks(r, lane);
+      rowa[lane] = uint8_t(r.a);
+      const uint32_t m = r.m;
+      uint32_t total;
+      const uint32_t excl = lane_scan(uint32_t(new_runs(m, pm)), lane, &total);
+      uint32_t base = 0;
+      if (total) {
+        if (lane == 0) {
+          base = atomicAdd(counter, total);
+          if (base + total > cap) {
+            counter[1] = 1;
+            base = 0;  // the nodes are garbage from here (the block reports the overflow), but in bounds
+          }
+          rowbase[y] = base;
+        }
+        base = __shfl_sync(0xffffffffu, base, 0);
+        if (base + total > cap) base = 0;
+      }
+      __syncwarp();
+      uint32_t next = base + excl;
+      const uint16_t* prev = bufs + cur * kMaxRuns * kStrip;
+      uint16_t* out = bufs + (cur ^ 1) * kMaxRuns * kStrip;
+      const uint32_t pst = pm & ~(pm << 1);
+      int ord = 0;
+      for (uint32_t todo = m; todo;) {
+        const int s = __ffs(todo) - 1, e = run_end(m, s);
+        todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
+        uint32_t mx = 0;
+        for (int x = s; x <= e; ++x) mx = max(mx, uint32_t(rowa[x]));
+        const uint32_t w = window(pm, s, e);
+        uint32_t node;
+        if (!w) {
+          node = next++;
+          parent[node] = node;
+          maxv[node] = uint8_t(mx);
+        } else {
+          const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
+          uint32_t root = find_own(parent, prev[o1 * kStrip + lane]);
+          mx = max(mx, uint32_t(maxv[root]));
+          for (int o = o1 + 1; o <= o2; ++o) {
+            const uint32_t r2 = find_own(parent, prev[o * kStrip + lane]);
+            if (r2 == root) continue;
+            mx = max(mx, uint32_t(maxv[r2]));
+            if (r2 < root) {
+              parent[root] = r2;
+              root = r2;
+            } else {
+              parent[r2] = root;
+            }
+          }
+          maxv[root] = uint8_t(mx);
+          node = root;
+        }
+        out[ord * kStrip + lane] = uint16_t(node);
+        ++ord;
+      }
+      cur ^= 1;
+      pm = m;
+      __syncwarp();  // rowa
+    }
+    if (lane == 0) last[wp] = cur;
+  }
+  __syncthreads();
+  const bool overflow = counter[1] != 0;
+  const uint32_t nodes = min(counter[0], cap);
+
+  // The joins: this chunk's first row against the row above it (the last of the chunk above).
+  if (!overflow && wp > 0 && y0 < y1) {
+    Row r = load_row(p, x0, y0, lane, klut), u = load_row(p, x0, y0 - 1, lane, klut);
+    if (__any_sync(0xffffffffu, r.k != 0u) && __any_sync(0xffffffffu, u.k != 0u)) {
+      row_masks(r, lane);
+      row_masks(u, lane);
+      const uint32_t m = r.m, pm = u.m, st = m & ~(m << 1), pst = pm & ~(pm << 1);
+      uint32_t total;
+      const uint32_t excl = lane_scan(uint32_t(__popc(st)), lane, &total);  // the first row's runs are all new
+      uint32_t next = rowbase[y0] + excl;
+      const uint16_t* above = bufs - size_t(kStrip) * 2 * kMaxRuns + last[wp - 1] * kMaxRuns * kStrip;
+      for (uint32_t todo = m; todo; ++next) {
+        const int s = __ffs(todo) - 1, e = run_end(m, s);
+        todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
+        const uint32_t w = window(pm, s, e);
+        if (!w) continue;
+        const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
+        for (int o = o1; o <= o2; ++o) unite(parent, above[o * kStrip + lane], next);
+      }
+    }
+  }
+  __syncthreads();
+  // The fold: every node's maximum into its root (a node's byte is its pass-1 tree's maximum where it was a root
+  // then, at most that elsewhere).
+  if (!overflow)
+    for (uint32_t n = threadIdx.x; n < nodes; n += blockDim.x) {
+      uint32_t w;
+      const uint32_t r = find_root(parent, n, &w);
+      const uint32_t v = kAcc | maxv[n];
+      if (w < v) atomicMax(parent + r, v);
+    }
+  __syncthreads();
+  if (!overflow)
+    for (uint32_t n = threadIdx.x; n < nodes; n += blockDim.x) {
+      uint32_t w;
+      find_root(parent, n, &w);
+      maxv[n] = uint8_t(w & 0xffu);
+    }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    p.stats[2 * blockIdx.x] = counter[0];
+    p.stats[2 * blockIdx.x + 1] = counter[1];
+  }
+  if (overflow) return;
+
+  // Pass 2.
+  uint32_t pm = 0;
+  int cur = 0;
+  const uint16_t* fl = f + lane * kFPitch;
+  for (int y = y0; y < y1; ++y) {
+    Row r = load_row(p, x0, y, lane, klut);
+    if (!__any_sync(0xffffffffu, r.k != 0u)) {
+      pm = 0;
+      continue;
+    }
+    row_masks(r, lane);
+    const uint32_t m = r.m;
+    uint32_t total;
+    const uint32_t excl = lane_scan(uint32_t(new_runs(m, pm)), lane, &total);
+    uint32_t next = (total ? rowbase[y] : 0u) + excl;
+    const uint16_t* prev = bufs + cur * kMaxRuns * kStrip;
+    uint16_t* out = bufs + (cur ^ 1) * kMaxRuns * kStrip;
+    const uint32_t pst = pm & ~(pm << 1);
+    int ord = 0;
+    for (uint32_t todo = m; todo;) {
+      const int s = __ffs(todo) - 1, e = run_end(m, s);
+      todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
+      const uint32_t w = window(pm, s, e);
+      const uint32_t node = w ? prev[run_ordinal(pst, __ffs(w) - 1) * kStrip + lane] : next++;
+      const uint16_t v = fl[maxv[node]];
+      for (int x = s; x <= e; ++x) mat[x * kStrip + lane] = v;
+      out[ord * kStrip + lane] = uint16_t(node);
+      ++ord;
+    }
+    cur ^= 1;
+    pm = m;
+    __syncwarp();
+    uint4* row = reinterpret_cast<uint4*>(mat + lane * kStrip);
+    uint32_t s2 = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint4 v = row[i];
+      s2 += v.x + v.y + v.z + v.w;
+      row[i] = make_uint4(0u, 0u, 0u, 0u);
+    }
+    const uint32_t sum = (s2 & 0xffffu) + (s2 >> 16) - g[r.k * kFPitch + r.a];
+    if (r.k && x0 + lane < p.W) p.sm[size_t(y) * p.W + x0 + lane] = uint16_t(sum);
+    __syncwarp();
+  }
+}
+
+// The reference: SM of strip mode's counting, a per-low labelling (flood fill of each 8-connected component of S(low)
+// inside each strip).
+std::vector<uint16_t> reference_sm(const std::vector<uint16_t>& q, int W, int H, const std::vector<int>& lows,
+                                   const std::vector<std::vector<uint16_t>>& f) {
+  std::vector<uint32_t> sm(size_t(W) * H, 0);
+  std::vector<int32_t> comp(size_t(W) * H);
+  std::vector<uint32_t> stack, members;
+  for (size_t l = 0; l < lows.size(); ++l) {
+    const uint32_t lo = uint32_t(lows[l]);
+    std::fill(comp.begin(), comp.end(), -1);
+    for (int x0 = 0; x0 < W; x0 += kStrip) {
+      const int x1 = std::min(W, x0 + kStrip);
+      for (int y = 0; y < H; ++y)
+        for (int x = x0; x < x1; ++x) {
+          const size_t i = size_t(y) * W + x;
+          if ((q[i] >> 8) < lo || comp[i] >= 0) continue;
+          comp[i] = 1;
+          stack.assign(1, uint32_t(i));
+          members.clear();
+          uint32_t mx = 0;
+          while (!stack.empty()) {
+            const uint32_t j = stack.back();
+            stack.pop_back();
+            members.push_back(j);
+            mx = std::max(mx, uint32_t(q[j] & 0xffu));
+            const int jx = int(j % uint32_t(W)), jy = int(j / uint32_t(W));
+            for (int dy = -1; dy <= 1; ++dy)
+              for (int dx = -1; dx <= 1; ++dx) {
+                const int xx = jx + dx, yy = jy + dy;
+                if (xx < x0 || xx >= x1 || yy < 0 || yy >= H) continue;
+                const size_t k = size_t(yy) * W + xx;
+                if ((q[k] >> 8) < lo || comp[k] >= 0) continue;
+                comp[k] = 1;
+                stack.push_back(uint32_t(k));
+              }
+          }
+          for (const uint32_t j : members) sm[j] += uint32_t(f[l][mx]) - f[l][q[j] & 0xffu];
+        }
+    }
+  }
+  return std::vector<uint16_t>(sm.begin(), sm.end());
+}
+
+int usage(const char* prog) {
+  std::fprintf(stderr,
+               "usage: %s [--repeats N] [--warmup N] [--warps N] [--image PREFIX]...\n"
+               "  Times item 2's lane-a-low labelling kernel (a block a strip, every low; SM only) on canny-bench-gpu's\n"
+               "  images, C_0.03 and C_0.01, and checks its SM against a per-low labelling on the CPU (exit 3 if not\n"
+               "  equal or a block's nodes overflow). --warps: warps a block (default 32; 1 to 32). --image: only the\n"
+               "  images whose names start with PREFIX (barbara, synthetic_1920).\n"
+               "  Images from GPUEC_SHARED_DIR/images/standard, if set, then the synthetic 1080p and 2160p frames.\n",
+               prog);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* prog = "canny-lanes-gpu";
+  int repeats = 30, warmup = 5, warps = 32;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    const int t = gpuec_bench::timing_option(argc, argv, i, &repeats, &warmup);
+    if (t < 0) return usage(prog);
+    if (t > 0) continue;
+    if (!std::strcmp(argv[i], "--warps") && i + 1 < argc) {
+      if (!gpuec_bench::parse_int(argv[++i], 1, &warps) || warps > 32) return usage(prog);
+    } else if (!std::strcmp(argv[i], "--image") && i + 1 < argc) {
+      only.push_back(argv[++i]);
+    } else {
+      return usage(prog);
+    }
+  }
+  if (gpuec_bench::no_device(prog)) return 0;
+  std::printf("# %s on %s; a block a strip, %d warps; the kernel alone, median of %d after %d\n", prog,
+              gpuec_bench::device_description(0, 2).c_str(), warps, repeats, warmup);
+  int optin = 0;
+  GPUEC_BENCH_CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), 2);
+  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lanes_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
+  std::vector<canny::CandidatePair> c03(canny::kMaxCandidates), c01(canny::kMaxCandidates);
+  c03.resize(size_t(canny::make_candidate_set(3, c03.data(), int(c03.size()))));
+  c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
+  cudaStream_t stream;
+  GPUEC_BENCH_CHECK_CUDA(cudaStreamCreate(&stream), 2);
+  bool all_ok = true;
+  std::printf("%-22s %-7s %5s %8s %8s %10s %6s\n", "image", "set", "lows", "us", "nodes", "cap", "SM");
+  for (const canny_bench::Image& im :
+       canny_bench::benchmark_images({"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"})) {
+    if (!only.empty() && std::none_of(only.begin(), only.end(),
+                                      [&](const std::string& o) { return im.name.compare(0, o.size(), o) == 0; }))
+      continue;
+    const int W = im.w, H = im.h, ns = (W + kStrip - 1) / kStrip;
+    std::vector<float> gm(size_t(W) * H);
+    std::vector<uint8_t> work(canny::workspace_bytes_ref(W, H));
+    if (canny::gradient_map_ref(im.px.data(), W, H, W, 1.0f, gm.data(), W, work.data(), work.size()) != canny::kOk) {
+      std::fprintf(stderr, "%s: %s: gradient_map_ref failed\n", prog, im.name.c_str());
+      return 2;
+    }
+    float t[canny::kMaxThreshold + 1];
+    for (int k = 0; k <= canny::kMaxThreshold; ++k) t[k] = float(k) / 100.0f;
+    std::vector<uint16_t> q(gm.size());
+    for (size_t i = 0; i < gm.size(); ++i) q[i] = uint16_t(gm[i] > 0.0f ? canny::threshold_codes(gm[i], t) : 0u);
+    for (const auto* set : {&c03, &c01}) {
+      bool has[256] = {};
+      for (const canny::CandidatePair& c : *set) has[c.low] = true;
+      std::vector<int> lows;
+      for (int v = 1; v < 256; ++v)
+        if (has[v]) lows.push_back(v);
+      if (lows.size() > size_t(kStrip)) {
+        std::fprintf(stderr, "%s: more than %d lows\n", prog, kStrip);
+        return 2;
+      }
+      std::vector<std::vector<uint16_t>> f(lows.size(), std::vector<uint16_t>(kV, 0));
+      std::vector<uint16_t> ftab(size_t(kStrip) * kFPitch, 0);
+      for (size_t l = 0; l < lows.size(); ++l) {
+        for (const canny::CandidatePair& c : *set)
+          if (c.low == lows[l])
+            for (int v = c.high; v < kV; ++v) ++f[l][size_t(v)];
+        std::copy(f[l].begin(), f[l].end(), ftab.begin() + l * kFPitch);
+      }
+      std::vector<uint8_t> klut(256, 0);
+      for (int b = 0; b < 256; ++b)
+        for (const int lo : lows) klut[size_t(b)] += b >= lo;
+      const Layout fixed = layout(warps, H, 0);
+      const int cap = int(std::min<size_t>(0xffff, (size_t(optin) - fixed.total) / 5)) & ~15;
+      const size_t smem = layout(warps, H, cap).total;
+      if (cap <= 0 || smem > size_t(optin)) {
+        std::printf("%-22s %-7s: %zu bytes of shared memory fixed, more than the %d a block may have\n",
+                    im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01", fixed.total, optin);
+        all_ok = false;
+        continue;
+      }
+      uint16_t *dq, *df, *dsm;
+      uint8_t* dk;
+      uint32_t* dstats;
+      GPUEC_BENCH_CHECK_CUDA(cudaMalloc(&dq, q.size() * 2), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMalloc(&df, ftab.size() * 2), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMalloc(&dsm, q.size() * 2), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMalloc(&dk, 256), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMalloc(&dstats, size_t(ns) * 8), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(dq, q.data(), q.size() * 2, cudaMemcpyHostToDevice), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(df, ftab.data(), ftab.size() * 2, cudaMemcpyHostToDevice), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(dk, klut.data(), 256, cudaMemcpyHostToDevice), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMemset(dsm, 0, q.size() * 2), 2);
+      const Params prm{dq, W, H, df, dk, dsm, dstats, cap};
+      const double us = gpuec_bench::event_median_us(
+          stream, warmup, repeats,
+          [&] { lanes_kernel<<<ns, warps * 32, smem, stream>>>(prm); }, 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaGetLastError(), 2);
+      std::vector<uint16_t> sm(q.size());
+      std::vector<uint32_t> stats(size_t(ns) * 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(sm.data(), dsm, sm.size() * 2, cudaMemcpyDeviceToHost), 2);
+      GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(stats.data(), dstats, stats.size() * 4, cudaMemcpyDeviceToHost), 2);
+      uint32_t most = 0;
+      bool over = false;
+      for (int s = 0; s < ns; ++s) {
+        most = std::max(most, stats[size_t(2 * s)]);
+        over = over || stats[size_t(2 * s + 1)];
+      }
+      const std::vector<uint16_t> ref = reference_sm(q, W, H, lows, f);
+      size_t bad = 0;
+      for (size_t i = 0; i < ref.size(); ++i) bad += sm[i] != ref[i];
+      const bool ok = !over && bad == 0;
+      all_ok = all_ok && ok;
+      std::printf("%-22s %-7s %5zu %8.1f %8u %10d %6s", im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01",
+                  lows.size(), us, most, cap, ok ? "equal" : "DIFF");
+      if (!ok) std::printf(" (%zu pixels differ%s)", bad, over ? ", nodes overflowed" : "");
+      std::printf("\n");
+      std::fflush(stdout);
+      cudaFree(dq);
+      cudaFree(df);
+      cudaFree(dsm);
+      cudaFree(dk);
+      cudaFree(dstats);
+    }
+  }
+  cudaStreamDestroy(stream);
+  return all_ok ? 0 : 3;
+}
