@@ -49,28 +49,34 @@ struct Params {
   int cap;                // nodes a block
 };
 
-// Dynamic shared memory of a block of `warps` warps for H rows (bytes, 16-aligned parts) and the nodes after it.
+// Dynamic shared memory of a block of `warps` warps for H rows (bytes, 16-aligned parts) and `cap` nodes after it: for
+// the lane-a-low kernel a byte of maximum a node and buffers of the runs' nodes a lane (kMaxRuns a row); for the
+// pairs kernel a word of maximum a node (its lanes update a node's together: atomicMax) and buffers of kMaxPairs.
+constexpr int kMaxPairs = 256;  // the pairs kernel: (low, run) pairs of a row (more: the block reports an overflow)
 struct Layout {
   size_t f, g, klut, rowa, rowbase, bufs, mat, last, counter, parent, maxv, total;
+  int buf;  // entries of a row's buffer
 };
 __host__ __device__ inline size_t up16(size_t x) { return (x + 15) & ~size_t(15); }
-__host__ __device__ inline Layout layout(int warps, int H, int cap) {
+__host__ __device__ inline Layout layout(bool pairs, int warps, int H, int cap) {
   Layout L{};
+  L.buf = pairs ? kMaxPairs : kMaxRuns * kStrip;
   size_t at = 0;
   L.f = at;       at += up16(size_t(kStrip) * kFPitch * 2);
   L.g = at;       at += up16(size_t(kStrip + 1) * kFPitch * 2);
   L.klut = at;    at += 256;
   L.rowa = at;    at += up16(size_t(warps) * kStrip);
   L.rowbase = at; at += up16(size_t(H) * 4);
-  L.bufs = at;    at += up16(size_t(warps) * 2 * kMaxRuns * kStrip * 2);
+  L.bufs = at;    at += up16(size_t(warps) * 2 * L.buf * 2);
   L.mat = at;     at += up16(size_t(warps) * kStrip * kStrip * 2);
   L.last = at;    at += up16(size_t(warps) * 4);
   L.counter = at; at += 16;
   L.parent = at;  at += up16(size_t(cap) * 4);
-  L.maxv = at;    at += up16(size_t(cap));
+  L.maxv = at;    at += up16(size_t(cap) * (pairs ? 4 : 1));
   L.total = at;
   return L;
 }
+__host__ __device__ inline size_t node_bytes(bool pairs) { return pairs ? 8 : 5; }
 
 // Lane l's bit x of the result is bit l of lane x's v (a 32 x 32 bit transpose, five shuffle stages).
 __device__ __forceinline__ uint32_t transpose32(uint32_t v, int lane) {
@@ -179,36 +185,122 @@ __device__ __forceinline__ uint32_t find_root(const volatile uint32_t* parent, u
   return a;
 }
 
-__global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int warps = int(blockDim.x) / 32, wp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int x0 = int(blockIdx.x) * kStrip, H = p.H;
-  const Layout L = layout(warps, H, p.cap);
-  uint16_t* f = reinterpret_cast<uint16_t*>(smem + L.f);
-  uint16_t* g = reinterpret_cast<uint16_t*>(smem + L.g);
-  uint8_t* klut = smem + L.klut;
-  uint8_t* rowa = smem + L.rowa + wp * kStrip;
-  uint32_t* rowbase = reinterpret_cast<uint32_t*>(smem + L.rowbase);
-  uint16_t* bufs = reinterpret_cast<uint16_t*>(smem + L.bufs) + size_t(wp) * 2 * kMaxRuns * kStrip;
-  uint16_t* mat = reinterpret_cast<uint16_t*>(smem + L.mat) + size_t(wp) * kStrip * kStrip;
-  int* last = reinterpret_cast<int*>(smem + L.last);
-  uint32_t* counter = reinterpret_cast<uint32_t*>(smem + L.counter);  // [0] nodes taken, [1] overflow
-  uint32_t* parent = reinterpret_cast<uint32_t*>(smem + L.parent);
-  uint8_t* maxv = smem + L.maxv;
-
-  for (int i = threadIdx.x; i < kStrip * kFPitch; i += blockDim.x) f[i] = p.f[i];
-  for (int i = threadIdx.x; i < 256; i += blockDim.x) klut[i] = p.klut[i];
-  for (int i = threadIdx.x; i < warps * kStrip * kStrip / 2; i += blockDim.x)
-    reinterpret_cast<uint32_t*>(smem + L.mat)[i] = 0u;
-  if (threadIdx.x < 2) counter[threadIdx.x] = 0;
-  __syncthreads();
-  for (int v = threadIdx.x; v < kV; v += blockDim.x) {  // G(k, v) = sum over l < k of F_l(v)
-    uint32_t s = 0;
-    for (int k = 0; k <= kStrip; ++k) {
-      g[k * kFPitch + v] = uint16_t(s);
-      if (k < kStrip) s += f[k * kFPitch + v];
+// A block's shared memory (layout()) and its start: the tables (F, G, k(B)), the warps' matrices zeroed.
+template <class MaxT>
+struct Block {
+  int warps, wp, lane, x0, H;
+  Layout L;
+  uint16_t *f, *g;
+  uint8_t *klut, *rowa;
+  uint32_t* rowbase;
+  uint16_t *bufs, *mat;  // this warp's
+  int* last;
+  uint32_t* counter;  // [0] nodes taken, [1] overflow
+  uint32_t* parent;
+  MaxT* maxv;
+  __device__ Block(unsigned char* smem, const Params& p, bool pairs) {
+    warps = int(blockDim.x) / 32, wp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+    x0 = int(blockIdx.x) * kStrip, H = p.H;
+    L = layout(pairs, warps, H, p.cap);
+    f = reinterpret_cast<uint16_t*>(smem + L.f);
+    g = reinterpret_cast<uint16_t*>(smem + L.g);
+    klut = smem + L.klut;
+    rowa = smem + L.rowa + wp * kStrip;
+    rowbase = reinterpret_cast<uint32_t*>(smem + L.rowbase);
+    bufs = reinterpret_cast<uint16_t*>(smem + L.bufs) + size_t(wp) * 2 * L.buf;
+    mat = reinterpret_cast<uint16_t*>(smem + L.mat) + size_t(wp) * kStrip * kStrip;
+    last = reinterpret_cast<int*>(smem + L.last);
+    counter = reinterpret_cast<uint32_t*>(smem + L.counter);
+    parent = reinterpret_cast<uint32_t*>(smem + L.parent);
+    maxv = reinterpret_cast<MaxT*>(smem + L.maxv);
+    for (int i = threadIdx.x; i < kStrip * kFPitch; i += blockDim.x) f[i] = p.f[i];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) klut[i] = p.klut[i];
+    for (int i = threadIdx.x; i < warps * kStrip * kStrip / 2; i += blockDim.x)
+      reinterpret_cast<uint32_t*>(smem + L.mat)[i] = 0u;
+    if (threadIdx.x < 2) counter[threadIdx.x] = 0;
+    __syncthreads();
+    for (int v = threadIdx.x; v < kV; v += blockDim.x) {  // G(k, v) = sum over l < k of F_l(v)
+      uint32_t s = 0;
+      for (int k = 0; k <= kStrip; ++k) {
+        g[k * kFPitch + v] = uint16_t(s);
+        if (k < kStrip) s += f[k * kFPitch + v];
+      }
     }
   }
+  // The nodes of a row's `total` new runs from the block's counter (the row's first in rowbase[y]); 0 and the block
+  // marked where they overflow (its nodes are garbage from there, but in bounds; it writes no SM).
+  __device__ uint32_t take_nodes(uint32_t total, int y, uint32_t cap) {
+    uint32_t base = 0;
+    if (lane == 0) {
+      base = atomicAdd(counter, total);
+      if (base + total > cap) {
+        counter[1] = 1;
+        base = 0;
+      }
+      rowbase[y] = base;
+    }
+    base = __shfl_sync(0xffffffffu, base, 0);
+    return base + total > cap ? 0u : base;
+  }
+  // After the joins: every node's maximum into its root (a node's maximum is its tree's where it was a root before the
+  // joins, at most that elsewhere), then each node's component maximum in its place; the block's counts to stats.
+  // False where the nodes overflowed (the block writes nothing more).
+  __device__ bool fold(const Params& p) {
+    __syncthreads();
+    const bool overflow = counter[1] != 0;
+    const uint32_t nodes = min(counter[0], uint32_t(p.cap));
+    if (!overflow)
+      for (uint32_t n = threadIdx.x; n < nodes; n += blockDim.x) {
+        uint32_t w;
+        const uint32_t r = find_root(parent, n, &w);
+        const uint32_t v = kAcc | uint32_t(maxv[n]);
+        if (w < v) atomicMax(parent + r, v);
+      }
+    __syncthreads();
+    if (!overflow)
+      for (uint32_t n = threadIdx.x; n < nodes; n += blockDim.x) {
+        uint32_t w;
+        find_root(parent, n, &w);
+        maxv[n] = MaxT(w & 0xffu);
+      }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      p.stats[2 * blockIdx.x] = counter[0];
+      p.stats[2 * blockIdx.x + 1] = counter[1];
+    }
+    return !overflow;
+  }
+  // Pass 2's end of a row (its lanes wrote F_low(max) at their runs' columns of the warp's matrix): lane x sums its
+  // column's entries (and zeroes them) and writes SM there.
+  __device__ void column_sum(const Params& p, const Row& r, int y) {
+    __syncwarp();
+    uint4* row = reinterpret_cast<uint4*>(mat + lane * kStrip);
+    uint32_t s2 = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint4 v = row[i];
+      s2 += v.x + v.y + v.z + v.w;
+      row[i] = make_uint4(0u, 0u, 0u, 0u);
+    }
+    const uint32_t sum = (s2 & 0xffffu) + (s2 >> 16) - g[r.k * kFPitch + r.a];
+    if (r.k && x0 + lane < p.W) p.sm[size_t(y) * p.W + x0 + lane] = uint16_t(sum);
+    __syncwarp();
+  }
+};
+
+__global__ void __launch_bounds__(1024, 1) lanes_kernel(Params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Block<uint8_t> B(smem, p, false);
+  const int warps = B.warps, wp = B.wp, lane = B.lane, x0 = B.x0, H = B.H;
+  const uint8_t* klut = B.klut;
+  uint8_t* rowa = B.rowa;
+  uint32_t* rowbase = B.rowbase;
+  uint16_t* bufs = B.bufs;
+  uint16_t* mat = B.mat;
+  int* last = B.last;
+  uint32_t* parent = B.parent;
+  uint8_t* maxv = B.maxv;
+  const uint16_t* f = B.f;
 
   const int per = (H + warps - 1) / warps;
   const int y0 = min(H, wp * per), y1 = min(H, y0 + per);
@@ -229,23 +321,11 @@ __global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
       const uint32_t m = r.m;
       uint32_t total;
       const uint32_t excl = lane_scan(uint32_t(new_runs(m, pm)), lane, &total);
-      uint32_t base = 0;
-      if (total) {
-        if (lane == 0) {
-          base = atomicAdd(counter, total);
-          if (base + total > cap) {
-            counter[1] = 1;
-            base = 0;  // the nodes are garbage from here (the block reports the overflow), but in bounds
-          }
-          rowbase[y] = base;
-        }
-        base = __shfl_sync(0xffffffffu, base, 0);
-        if (base + total > cap) base = 0;
-      }
+      const uint32_t base = total ? B.take_nodes(total, y, cap) : 0u;
       __syncwarp();
       uint32_t next = base + excl;
-      const uint16_t* prev = bufs + cur * kMaxRuns * kStrip;
-      uint16_t* out = bufs + (cur ^ 1) * kMaxRuns * kStrip;
+      const uint16_t* prev = bufs + cur * B.L.buf;
+      uint16_t* out = bufs + (cur ^ 1) * B.L.buf;
       const uint32_t pst = pm & ~(pm << 1);
       int ord = 0;
       for (uint32_t todo = m; todo;) {
@@ -287,8 +367,7 @@ __global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
     if (lane == 0) last[wp] = cur;
   }
   __syncthreads();
-  const bool overflow = counter[1] != 0;
-  const uint32_t nodes = min(counter[0], cap);
+  const bool overflow = B.counter[1] != 0;
 
   // The joins: this chunk's first row against the row above it (the last of the chunk above).
   if (!overflow && wp > 0 && y0 < y1) {
@@ -300,7 +379,7 @@ __global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
       uint32_t total;
       const uint32_t excl = lane_scan(uint32_t(__popc(st)), lane, &total);  // the first row's runs are all new
       uint32_t next = rowbase[y0] + excl;
-      const uint16_t* above = bufs - size_t(kStrip) * 2 * kMaxRuns + last[wp - 1] * kMaxRuns * kStrip;
+      const uint16_t* above = bufs - 2 * B.L.buf + last[wp - 1] * B.L.buf;
       for (uint32_t todo = m; todo; ++next) {
         const int s = __ffs(todo) - 1, e = run_end(m, s);
         todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
@@ -311,29 +390,7 @@ __global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
       }
     }
   }
-  __syncthreads();
-  // The fold: every node's maximum into its root (a node's byte is its pass-1 tree's maximum where it was a root
-  // then, at most that elsewhere).
-  if (!overflow)
-    for (uint32_t n = threadIdx.x; n < nodes; n += blockDim.x) {
-      uint32_t w;
-      const uint32_t r = find_root(parent, n, &w);
-      const uint32_t v = kAcc | maxv[n];
-      if (w < v) atomicMax(parent + r, v);
-    }
-  __syncthreads();
-  if (!overflow)
-    for (uint32_t n = threadIdx.x; n < nodes; n += blockDim.x) {
-      uint32_t w;
-      find_root(parent, n, &w);
-      maxv[n] = uint8_t(w & 0xffu);
-    }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    p.stats[2 * blockIdx.x] = counter[0];
-    p.stats[2 * blockIdx.x + 1] = counter[1];
-  }
-  if (overflow) return;
+  if (!B.fold(p)) return;
 
   // Pass 2.
   uint32_t pm = 0;
@@ -350,8 +407,8 @@ __global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
     uint32_t total;
     const uint32_t excl = lane_scan(uint32_t(new_runs(m, pm)), lane, &total);
     uint32_t next = (total ? rowbase[y] : 0u) + excl;
-    const uint16_t* prev = bufs + cur * kMaxRuns * kStrip;
-    uint16_t* out = bufs + (cur ^ 1) * kMaxRuns * kStrip;
+    const uint16_t* prev = bufs + cur * B.L.buf;
+    uint16_t* out = bufs + (cur ^ 1) * B.L.buf;
     const uint32_t pst = pm & ~(pm << 1);
     int ord = 0;
     for (uint32_t todo = m; todo;) {
@@ -366,18 +423,187 @@ __global__ void __launch_bounds__(1024) lanes_kernel(Params p) {
     }
     cur ^= 1;
     pm = m;
-    __syncwarp();
-    uint4* row = reinterpret_cast<uint4*>(mat + lane * kStrip);
-    uint32_t s2 = 0;
+    B.column_sum(p, r, y);
+  }
+}
+
+// ---- a lane a (low, run) pair ----------------------------------------------------------------------------------
+// The lane-a-low kernel's run loop runs as many steps as its busiest low has runs, with a fifth of the lanes busy
+// (docs/benchmarks.md). Here a row's runs of every low are numbered in order of (low, run), off_l the first of low l
+// (a scan over the lanes), and lane t takes pair i0 + t, 32 at a time: its low is the last lane l with off_l <= i (a
+// binary search over the lanes' off), its run the (i - off_l)-th start of the low's mask. A pair's node: a new one
+// (the row's new runs counted a low at a time from the masks first, so that pass 2 finds them again), or the first
+// run above's, joined with the others' by lock-free unions (the lanes of a row link nodes of the rows above
+// together); the run's maximum of A goes to its node by atomicMax, the nodes' words folded into the roots at the end.
+
+// The last lane l whose off_l is at most i (off: nondecreasing over the lanes, lane 0's 0).
+__device__ __forceinline__ int pair_owner(uint32_t off, uint32_t i) {
+  int lo = 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint4 v = row[i];
-      s2 += v.x + v.y + v.z + v.w;
-      row[i] = make_uint4(0u, 0u, 0u, 0u);
+  for (int step = 16; step >= 1; step >>= 1)
+    if (__shfl_sync(0xffffffffu, off, lo + step) <= i) lo += step;
+  return lo;
+}
+// The position of set bit number r (from 0) of v (it has more than r).
+__device__ __forceinline__ int nth_bit(uint32_t v, uint32_t r) {
+  int pos = 0;
+#pragma unroll
+  for (int step = 16; step >= 1; step >>= 1)
+    if (uint32_t(__popc(v & ((1u << (pos + step)) - 1u))) <= r) pos += step;
+  return pos;
+}
+
+// A row's pairs as the pairs kernel's passes see them.
+struct Pairs {
+  uint32_t m, pm;     // this lane's low's masks: the row's, the row above's (0 above the chunk)
+  uint32_t off, poff; // this lane's low's first pair in the row, in the row above
+  uint32_t noff;      // this lane's low's first new node in the row (from the row's base)
+  uint32_t R, N;      // the row's pairs and new runs
+};
+__device__ __forceinline__ void row_pairs(Pairs& q, uint32_t m, int lane) {
+  q.pm = q.m;
+  q.poff = q.off;
+  q.m = m;
+  q.off = lane_scan(uint32_t(__popc(m & ~(m << 1))), lane, &q.R);
+  q.noff = lane_scan(uint32_t(new_runs(m, q.pm)), lane, &q.N);
+}
+// Pair i of the row (every lane calls it, converged; the pair valid where i < R): its low l, run [s, e], the
+// window of the row above and the pair index there of that low's first run.
+struct Pair {
+  int l, s, e;
+  uint32_t ml, pml, w, pofl, nl;
+};
+__device__ __forceinline__ Pair pair_at(const Pairs& q, uint32_t i) {
+  Pair a;
+  a.l = pair_owner(q.off, i);
+  a.ml = __shfl_sync(0xffffffffu, q.m, a.l);
+  a.pml = __shfl_sync(0xffffffffu, q.pm, a.l);
+  a.pofl = __shfl_sync(0xffffffffu, q.poff, a.l);
+  a.nl = __shfl_sync(0xffffffffu, q.noff, a.l);
+  const uint32_t offl = __shfl_sync(0xffffffffu, q.off, a.l);
+  a.s = nth_bit(a.ml & ~(a.ml << 1), i - offl);
+  a.e = run_end(a.ml, a.s);
+  a.w = window(a.pml, a.s, a.e);
+  return a;
+}
+// A new run's node: the row's base, the low's first, and the low's new runs before it.
+__device__ __forceinline__ uint32_t new_node(const Pair& a, uint32_t base) {
+  return base + a.nl + uint32_t(new_runs(a.ml & ((1u << a.s) - 1u), a.pml));
+}
+
+__global__ void __launch_bounds__(1024, 1) pairs_kernel(Params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Block<uint32_t> B(smem, p, true);
+  const int warps = B.warps, wp = B.wp, lane = B.lane, x0 = B.x0, H = B.H;
+  uint32_t* parent = B.parent;
+  uint32_t* maxv = B.maxv;
+  const int per = (H + warps - 1) / warps;
+  const int y0 = min(H, wp * per), y1 = min(H, y0 + per);
+  const uint32_t cap = uint32_t(p.cap);
+
+  // Pass 1.
+  {
+    Pairs q{};
+    int cur = 0;  // the buffer of the row above's nodes
+    for (int y = y0; y < y1; ++y) {
+      Row r = load_row(p, x0, y, lane, B.klut);
+      if (!__any_sync(0xffffffffu, r.k != 0u)) {
+        q.m = 0;
+        continue;
+      }
+      row_masks(r, lane);
+      B.rowa[lane] = uint8_t(r.a);
+      row_pairs(q, r.m, lane);
+      if (q.R > uint32_t(kMaxPairs)) {  // more pairs than a buffer holds: the block reports an overflow
+        if (lane == 0) B.counter[1] = 1;
+        break;
+      }
+      const uint32_t base = q.N ? B.take_nodes(q.N, y, cap) : 0u;
+      __syncwarp();
+      const uint16_t* prev = B.bufs + cur * B.L.buf;
+      uint16_t* out = B.bufs + (cur ^ 1) * B.L.buf;
+      for (uint32_t i0 = 0; i0 < q.R; i0 += 32) {
+        const uint32_t i = i0 + uint32_t(lane);
+        const Pair a = pair_at(q, i);
+        if (i >= q.R) continue;
+        uint32_t mx = 0;
+        for (int x = a.s; x <= a.e; ++x) mx = max(mx, uint32_t(B.rowa[x]));
+        uint32_t node;
+        if (!a.w) {
+          node = new_node(a, base);
+          parent[node] = node;
+          maxv[node] = mx;
+        } else {
+          const uint32_t pst = a.pml & ~(a.pml << 1);
+          const int o1 = run_ordinal(pst, __ffs(a.w) - 1), o2 = run_ordinal(pst, 31 - __clz(a.w));
+          node = find_shared(parent, prev[a.pofl + o1]);
+          for (int o = o1 + 1; o <= o2; ++o) unite(parent, node, prev[a.pofl + o]);
+          atomicMax(maxv + node, mx);
+        }
+        out[i] = uint16_t(node);
+      }
+      cur ^= 1;
+      __syncwarp();  // rowa, the buffers, the unions
     }
-    const uint32_t sum = (s2 & 0xffffu) + (s2 >> 16) - g[r.k * kFPitch + r.a];
-    if (r.k && x0 + lane < p.W) p.sm[size_t(y) * p.W + x0 + lane] = uint16_t(sum);
-    __syncwarp();
+    if (lane == 0) B.last[wp] = cur;
+  }
+  __syncthreads();
+
+  // The joins: this chunk's first row against the row above it (the last of the chunk above), a lane a low.
+  if (B.counter[1] == 0 && wp > 0 && y0 < y1) {
+    Row r = load_row(p, x0, y0, lane, B.klut), u = load_row(p, x0, y0 - 1, lane, B.klut);
+    if (__any_sync(0xffffffffu, r.k != 0u) && __any_sync(0xffffffffu, u.k != 0u)) {
+      row_masks(r, lane);
+      row_masks(u, lane);
+      const uint32_t m = r.m, pm = u.m, st = m & ~(m << 1), pst = pm & ~(pm << 1);
+      uint32_t total;
+      const uint32_t first = lane_scan(uint32_t(__popc(st)), lane, &total);  // the first row's runs are all new
+      const uint32_t uoff = lane_scan(uint32_t(__popc(pst)), lane, &total);
+      uint32_t next = B.rowbase[y0] + first;
+      const uint16_t* above = B.bufs - 2 * B.L.buf + B.last[wp - 1] * B.L.buf + uoff;
+      for (uint32_t todo = m; todo; ++next) {
+        const int s = __ffs(todo) - 1, e = run_end(m, s);
+        todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
+        const uint32_t w = window(pm, s, e);
+        if (!w) continue;
+        const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
+        for (int o = o1; o <= o2; ++o) unite(parent, above[o], next);
+      }
+    }
+  }
+  if (!B.fold(p)) return;
+
+  // Pass 2.
+  Pairs q{};
+  int cur = 0;
+  for (int y = y0; y < y1; ++y) {
+    Row r = load_row(p, x0, y, lane, B.klut);
+    if (!__any_sync(0xffffffffu, r.k != 0u)) {
+      q.m = 0;
+      continue;
+    }
+    row_masks(r, lane);
+    row_pairs(q, r.m, lane);
+    const uint32_t base = q.N ? B.rowbase[y] : 0u;
+    const uint16_t* prev = B.bufs + cur * B.L.buf;
+    uint16_t* out = B.bufs + (cur ^ 1) * B.L.buf;
+    for (uint32_t i0 = 0; i0 < q.R; i0 += 32) {
+      const uint32_t i = i0 + uint32_t(lane);
+      const Pair a = pair_at(q, i);
+      if (i >= q.R) continue;
+      uint32_t node;
+      if (a.w) {
+        const uint32_t pst = a.pml & ~(a.pml << 1);
+        node = prev[a.pofl + run_ordinal(pst, __ffs(a.w) - 1)];
+      } else {
+        node = new_node(a, base);
+      }
+      const uint16_t v = B.f[a.l * kFPitch + maxv[node]];
+      for (int x = a.s; x <= a.e; ++x) B.mat[x * kStrip + a.l] = v;
+      out[i] = uint16_t(node);
+    }
+    cur ^= 1;
+    B.column_sum(p, r, y);
   }
 }
 
@@ -426,11 +652,12 @@ std::vector<uint16_t> reference_sm(const std::vector<uint16_t>& q, int W, int H,
 
 int usage(const char* prog) {
   std::fprintf(stderr,
-               "usage: %s [--repeats N] [--warmup N] [--warps N] [--image PREFIX]...\n"
+               "usage: %s [--repeats N] [--warmup N] [--warps N] [--design lanes|pairs] [--image PREFIX]...\n"
                "  Times item 2's lane-a-low labelling kernel (a block a strip, every low; SM only) on canny-bench-gpu's\n"
                "  images, C_0.03 and C_0.01, and checks its SM against a per-low labelling on the CPU (exit 3 if not\n"
                "  equal or a block's nodes overflow). --warps: warps a block (default 32; 1 to 32). --image: only the\n"
-               "  images whose names start with PREFIX (barbara, synthetic_1920).\n"
+               "  images whose names start with PREFIX (barbara, synthetic_1920). --design: one kernel only (default both:\n"
+               "  lanes, a lane a low; pairs, a lane a (low, run) pair).\n"
                "  Images from GPUEC_SHARED_DIR/images/standard, if set, then the synthetic 1080p and 2160p frames.\n",
                prog);
   return 1;
@@ -442,12 +669,18 @@ int main(int argc, char** argv) {
   const char* prog = "canny-lanes-gpu";
   int repeats = 30, warmup = 5, warps = 32;
   std::vector<std::string> only;
+  bool designs[2] = {true, true};  // lanes, pairs
   for (int i = 1; i < argc; ++i) {
     const int t = gpuec_bench::timing_option(argc, argv, i, &repeats, &warmup);
     if (t < 0) return usage(prog);
     if (t > 0) continue;
     if (!std::strcmp(argv[i], "--warps") && i + 1 < argc) {
       if (!gpuec_bench::parse_int(argv[++i], 1, &warps) || warps > 32) return usage(prog);
+    } else if (!std::strcmp(argv[i], "--design") && i + 1 < argc) {
+      ++i;
+      if (std::strcmp(argv[i], "lanes") && std::strcmp(argv[i], "pairs")) return usage(prog);
+      designs[0] = !std::strcmp(argv[i], "lanes");
+      designs[1] = !designs[0];
     } else if (!std::strcmp(argv[i], "--image") && i + 1 < argc) {
       only.push_back(argv[++i]);
     } else {
@@ -460,13 +693,14 @@ int main(int argc, char** argv) {
   int optin = 0;
   GPUEC_BENCH_CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), 2);
   GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lanes_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
+  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(pairs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
   std::vector<canny::CandidatePair> c03(canny::kMaxCandidates), c01(canny::kMaxCandidates);
   c03.resize(size_t(canny::make_candidate_set(3, c03.data(), int(c03.size()))));
   c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
   cudaStream_t stream;
   GPUEC_BENCH_CHECK_CUDA(cudaStreamCreate(&stream), 2);
   bool all_ok = true;
-  std::printf("%-22s %-7s %5s %8s %8s %10s %6s\n", "image", "set", "lows", "us", "nodes", "cap", "SM");
+  std::printf("%-22s %-7s %-6s %5s %8s %8s %10s %6s\n", "image", "set", "design", "lows", "us", "nodes", "cap", "SM");
   for (const canny_bench::Image& im :
        canny_bench::benchmark_images({"cameraman_256.pgm", "barbara_512.pgm", "boat_512.pgm", "goldhill_512.pgm"})) {
     if (!only.empty() && std::none_of(only.begin(), only.end(),
@@ -504,15 +738,6 @@ int main(int argc, char** argv) {
       std::vector<uint8_t> klut(256, 0);
       for (int b = 0; b < 256; ++b)
         for (const int lo : lows) klut[size_t(b)] += b >= lo;
-      const Layout fixed = layout(warps, H, 0);
-      const int cap = int(std::min<size_t>(0xffff, (size_t(optin) - fixed.total) / 5)) & ~15;
-      const size_t smem = layout(warps, H, cap).total;
-      if (cap <= 0 || smem > size_t(optin)) {
-        std::printf("%-22s %-7s: %zu bytes of shared memory fixed, more than the %d a block may have\n",
-                    im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01", fixed.total, optin);
-        all_ok = false;
-        continue;
-      }
       uint16_t *dq, *df, *dsm;
       uint8_t* dk;
       uint32_t* dstats;
@@ -524,32 +749,53 @@ int main(int argc, char** argv) {
       GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(dq, q.data(), q.size() * 2, cudaMemcpyHostToDevice), 2);
       GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(df, ftab.data(), ftab.size() * 2, cudaMemcpyHostToDevice), 2);
       GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(dk, klut.data(), 256, cudaMemcpyHostToDevice), 2);
-      GPUEC_BENCH_CHECK_CUDA(cudaMemset(dsm, 0, q.size() * 2), 2);
-      const Params prm{dq, W, H, df, dk, dsm, dstats, cap};
-      const double us = gpuec_bench::event_median_us(
-          stream, warmup, repeats,
-          [&] { lanes_kernel<<<ns, warps * 32, smem, stream>>>(prm); }, 2);
-      GPUEC_BENCH_CHECK_CUDA(cudaGetLastError(), 2);
-      std::vector<uint16_t> sm(q.size());
-      std::vector<uint32_t> stats(size_t(ns) * 2);
-      GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(sm.data(), dsm, sm.size() * 2, cudaMemcpyDeviceToHost), 2);
-      GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(stats.data(), dstats, stats.size() * 4, cudaMemcpyDeviceToHost), 2);
-      uint32_t most = 0;
-      bool over = false;
-      for (int s = 0; s < ns; ++s) {
-        most = std::max(most, stats[size_t(2 * s)]);
-        over = over || stats[size_t(2 * s + 1)];
-      }
       const std::vector<uint16_t> ref = reference_sm(q, W, H, lows, f);
-      size_t bad = 0;
-      for (size_t i = 0; i < ref.size(); ++i) bad += sm[i] != ref[i];
-      const bool ok = !over && bad == 0;
-      all_ok = all_ok && ok;
-      std::printf("%-22s %-7s %5zu %8.1f %8u %10d %6s", im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01",
-                  lows.size(), us, most, cap, ok ? "equal" : "DIFF");
-      if (!ok) std::printf(" (%zu pixels differ%s)", bad, over ? ", nodes overflowed" : "");
-      std::printf("\n");
-      std::fflush(stdout);
+      for (const bool pairs : {false, true}) {
+        if (!designs[pairs]) continue;
+        const char* design = pairs ? "pairs" : "lanes";
+        const Layout fixed = layout(pairs, warps, H, 0);
+        const int cap = fixed.total < size_t(optin)
+                            ? int(std::min<size_t>(0xffff, (size_t(optin) - fixed.total) / node_bytes(pairs))) & ~15
+                            : 0;
+        const size_t smem = layout(pairs, warps, H, cap).total;
+        if (cap <= 0 || smem > size_t(optin)) {
+          std::printf("%-22s %-7s %-6s: %zu bytes of shared memory fixed, more than the %d a block may have\n",
+                      im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01", design, fixed.total, optin);
+          all_ok = false;
+          continue;
+        }
+        GPUEC_BENCH_CHECK_CUDA(cudaMemset(dsm, 0, q.size() * 2), 2);
+        const Params prm{dq, W, H, df, dk, dsm, dstats, cap};
+        const double us = gpuec_bench::event_median_us(
+            stream, warmup, repeats,
+            [&] {
+              if (pairs)
+                pairs_kernel<<<ns, warps * 32, smem, stream>>>(prm);
+              else
+                lanes_kernel<<<ns, warps * 32, smem, stream>>>(prm);
+            },
+            2);
+        GPUEC_BENCH_CHECK_CUDA(cudaGetLastError(), 2);
+        std::vector<uint16_t> sm(q.size());
+        std::vector<uint32_t> stats(size_t(ns) * 2);
+        GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(sm.data(), dsm, sm.size() * 2, cudaMemcpyDeviceToHost), 2);
+        GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(stats.data(), dstats, stats.size() * 4, cudaMemcpyDeviceToHost), 2);
+        uint32_t most = 0;
+        bool over = false;
+        for (int k = 0; k < ns; ++k) {
+          most = std::max(most, stats[size_t(2 * k)]);
+          over = over || stats[size_t(2 * k + 1)];
+        }
+        size_t bad = 0;
+        for (size_t i = 0; i < ref.size(); ++i) bad += sm[i] != ref[i];
+        const bool ok = !over && bad == 0;
+        all_ok = all_ok && ok;
+        std::printf("%-22s %-7s %-6s %5zu %8.1f %8u %10d %6s", im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01",
+                    design, lows.size(), us, most, cap, ok ? "equal" : "DIFF");
+        if (!ok) std::printf(" (%zu pixels differ%s)", bad, over ? ", the nodes or pairs overflowed" : "");
+        std::printf("\n");
+        std::fflush(stdout);
+      }
       cudaFree(dq);
       cudaFree(df);
       cudaFree(dsm);
