@@ -104,18 +104,28 @@ struct Row {
   uint32_t k;  // this lane's column: the lows its pixel is in (l < k)
   uint32_t a;  // this lane's column: A
 };
-__device__ __forceinline__ Row load_row(const Params& p, int x0, int y, int lane, const uint8_t* klut) {
+// Row y of the strip from column x0 (the whole warp, converged): false where no pixel of it is in any S (then r->m is
+// not set); else each lane's mask of its low, from a transpose of the lanes' masks of lows (bit l: l < k).
+__device__ __forceinline__ bool load_row(const Params& p, int x0, int y, int lane, const uint8_t* klut, Row* r) {
   const int x = x0 + lane;
   const uint32_t code = x < p.W ? uint32_t(__ldg(p.q + size_t(y) * p.W + x)) : 0u;
-  Row r;
-  r.a = code & 0xffu;
-  r.k = klut[code >> 8];
-  r.m = 0;
-  return r;
+  r->a = code & 0xffu;
+  r->k = klut[code >> 8];
+  if (!__any_sync(0xffffffffu, r->k != 0u)) return false;
+  r->m = transpose32(r->k >= 32 ? 0xffffffffu : (1u << r->k) - 1u, lane);
+  return true;
 }
-__device__ __forceinline__ void row_masks(Row& r, int lane) {
-  const uint32_t th = r.k >= 32 ? 0xffffffffu : (1u << r.k) - 1u;
-  r.m = transpose32(th, lane);
+
+// A run of m from bit s: its last bit e.
+__device__ __forceinline__ int run_end(uint32_t m, int s) {
+  const uint32_t gap = ~m & (0xffffffffu << s);
+  return gap ? __ffs(gap) - 2 : 31;
+}
+// The runs of m in turn: the next run [*s, *e] of those left in *todo (not 0), taken out of it.
+__device__ __forceinline__ void next_run(uint32_t m, uint32_t* todo, int* s, int* e) {
+  *s = __ffs(*todo) - 1;
+  *e = run_end(m, *s);
+  *todo &= *e == 31 ? 0u : (0xffffffffu << (*e + 1));
 }
 
 // The exclusive prefix of v over the lanes, and the total.
@@ -130,11 +140,6 @@ __device__ __forceinline__ uint32_t lane_scan(uint32_t v, int lane, uint32_t* to
   return s - v;
 }
 
-// A run of m from bit s: its last bit e.
-__device__ __forceinline__ int run_end(uint32_t m, int s) {
-  const uint32_t gap = ~m & (0xffffffffu << s);
-  return gap ? __ffs(gap) - 2 : 31;
-}
 // The pixels of pm in columns s - 1 .. e + 1.
 __device__ __forceinline__ uint32_t window(uint32_t pm, int s, int e) {
   const uint32_t lo = s ? (0xffffffffu << (s - 1)) : 0xffffffffu;
@@ -189,6 +194,7 @@ __device__ __forceinline__ uint32_t find_root(const volatile uint32_t* parent, u
 template <class MaxT>
 struct Block {
   int warps, wp, lane, x0, H;
+  int y0, y1;  // this warp's chunk of rows
   Layout L;
   uint16_t *f, *g;
   uint8_t *klut, *rowa;
@@ -201,6 +207,8 @@ struct Block {
   __device__ Block(unsigned char* smem, const Params& p, bool pairs) {
     warps = int(blockDim.x) / 32, wp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
     x0 = int(blockIdx.x) * kStrip, H = p.H;
+    const int per = (H + warps - 1) / warps;
+    y0 = min(H, wp * per), y1 = min(H, y0 + per);
     L = layout(pairs, warps, H, p.cap);
     f = reinterpret_cast<uint16_t*>(smem + L.f);
     g = reinterpret_cast<uint16_t*>(smem + L.g);
@@ -229,7 +237,7 @@ struct Block {
   }
   // The nodes of a row's `total` new runs from the block's counter (the row's first in rowbase[y]); 0 and the block
   // marked where they overflow (its nodes are garbage from there, but in bounds; it writes no SM).
-  __device__ uint32_t take_nodes(uint32_t total, int y, uint32_t cap) {
+  __device__ uint32_t take_nodes(uint32_t total, int y, uint32_t cap) const {
     uint32_t base = 0;
     if (lane == 0) {
       base = atomicAdd(counter, total);
@@ -272,7 +280,7 @@ struct Block {
   }
   // Pass 2's end of a row (its lanes wrote F_low(max) at their runs' columns of the warp's matrix): lane x sums its
   // column's entries (and zeroes them) and writes SM there.
-  __device__ void column_sum(const Params& p, const Row& r, int y) {
+  __device__ void column_sum(const Params& p, const Row& r, int y) const {
     __syncwarp();
     uint4* row = reinterpret_cast<uint4*>(mat + lane * kStrip);
     uint32_t s2 = 0;
@@ -288,144 +296,136 @@ struct Block {
   }
 };
 
-__global__ void __launch_bounds__(1024, 1) lanes_kernel(Params p) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  Block<uint8_t> B(smem, p, false);
-  const int warps = B.warps, wp = B.wp, lane = B.lane, x0 = B.x0, H = B.H;
-  const uint8_t* klut = B.klut;
-  uint8_t* rowa = B.rowa;
-  uint32_t* rowbase = B.rowbase;
-  uint16_t* bufs = B.bufs;
-  uint16_t* mat = B.mat;
-  int* last = B.last;
-  uint32_t* parent = B.parent;
-  uint8_t* maxv = B.maxv;
-  const uint16_t* f = B.f;
-
-  const int per = (H + warps - 1) / warps;
-  const int y0 = min(H, wp * per), y1 = min(H, y0 + per);
-  const uint32_t cap = uint32_t(p.cap);
-
-  // Pass 1.
-  {
-    uint32_t pm = 0;
-    int cur = 0;  // the buffer of the row above's nodes
-    for (int y = y0; y < y1; ++y) {
-      Row r = load_row(p, x0, y, lane, klut);
-      if (!__any_sync(0xffffffffu, r.k != 0u)) {
-        pm = 0;
-        continue;
-      }
-      row_masks(r, lane);
-      rowa[lane] = uint8_t(r.a);
-      const uint32_t m = r.m;
-      uint32_t total;
-      const uint32_t excl = lane_scan(uint32_t(new_runs(m, pm)), lane, &total);
-      const uint32_t base = total ? B.take_nodes(total, y, cap) : 0u;
-      __syncwarp();
-      uint32_t next = base + excl;
-      const uint16_t* prev = bufs + cur * B.L.buf;
-      uint16_t* out = bufs + (cur ^ 1) * B.L.buf;
-      const uint32_t pst = pm & ~(pm << 1);
-      int ord = 0;
-      for (uint32_t todo = m; todo;) {
-        const int s = __ffs(todo) - 1, e = run_end(m, s);
-        todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
-        uint32_t mx = 0;
-        for (int x = s; x <= e; ++x) mx = max(mx, uint32_t(rowa[x]));
-        const uint32_t w = window(pm, s, e);
-        uint32_t node;
-        if (!w) {
-          node = next++;
-          parent[node] = node;
-          maxv[node] = uint8_t(mx);
-        } else {
-          const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
-          uint32_t root = find_own(parent, prev[o1 * kStrip + lane]);
-          mx = max(mx, uint32_t(maxv[root]));
-          for (int o = o1 + 1; o <= o2; ++o) {
-            const uint32_t r2 = find_own(parent, prev[o * kStrip + lane]);
-            if (r2 == root) continue;
-            mx = max(mx, uint32_t(maxv[r2]));
-            if (r2 < root) {
-              parent[root] = r2;
-              root = r2;
-            } else {
-              parent[r2] = root;
-            }
-          }
-          maxv[root] = uint8_t(mx);
-          node = root;
-        }
-        out[ord * kStrip + lane] = uint16_t(node);
-        ++ord;
-      }
-      cur ^= 1;
-      pm = m;
-      __syncwarp();  // rowa
-    }
-    if (lane == 0) last[wp] = cur;
-  }
-  __syncthreads();
-  const bool overflow = B.counter[1] != 0;
-
-  // The joins: this chunk's first row against the row above it (the last of the chunk above).
-  if (!overflow && wp > 0 && y0 < y1) {
-    Row r = load_row(p, x0, y0, lane, klut), u = load_row(p, x0, y0 - 1, lane, klut);
-    if (__any_sync(0xffffffffu, r.k != 0u) && __any_sync(0xffffffffu, u.k != 0u)) {
-      row_masks(r, lane);
-      row_masks(u, lane);
-      const uint32_t m = r.m, pm = u.m, st = m & ~(m << 1), pst = pm & ~(pm << 1);
-      uint32_t total;
-      const uint32_t excl = lane_scan(uint32_t(__popc(st)), lane, &total);  // the first row's runs are all new
-      uint32_t next = rowbase[y0] + excl;
-      const uint16_t* above = bufs - 2 * B.L.buf + last[wp - 1] * B.L.buf;
-      for (uint32_t todo = m; todo; ++next) {
-        const int s = __ffs(todo) - 1, e = run_end(m, s);
-        todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
-        const uint32_t w = window(pm, s, e);
-        if (!w) continue;
-        const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
-        for (int o = o1; o <= o2; ++o) unite(parent, above[o * kStrip + lane], next);
-      }
-    }
-  }
-  if (!B.fold(p)) return;
-
-  // Pass 2.
-  uint32_t pm = 0;
-  int cur = 0;
-  const uint16_t* fl = f + lane * kFPitch;
-  for (int y = y0; y < y1; ++y) {
-    Row r = load_row(p, x0, y, lane, klut);
-    if (!__any_sync(0xffffffffu, r.k != 0u)) {
-      pm = 0;
-      continue;
-    }
-    row_masks(r, lane);
-    const uint32_t m = r.m;
-    uint32_t total;
-    const uint32_t excl = lane_scan(uint32_t(new_runs(m, pm)), lane, &total);
-    uint32_t next = (total ? rowbase[y] : 0u) + excl;
-    const uint16_t* prev = bufs + cur * B.L.buf;
-    uint16_t* out = bufs + (cur ^ 1) * B.L.buf;
-    const uint32_t pst = pm & ~(pm << 1);
-    int ord = 0;
-    for (uint32_t todo = m; todo;) {
-      const int s = __ffs(todo) - 1, e = run_end(m, s);
-      todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
-      const uint32_t w = window(pm, s, e);
-      const uint32_t node = w ? prev[run_ordinal(pst, __ffs(w) - 1) * kStrip + lane] : next++;
-      const uint16_t v = fl[maxv[node]];
-      for (int x = s; x <= e; ++x) mat[x * kStrip + lane] = v;
-      out[ord * kStrip + lane] = uint16_t(node);
-      ++ord;
-    }
-    cur ^= 1;
-    pm = m;
-    B.column_sum(p, r, y);
+// The joins, after pass 1 (every warp, after a barrier): this warp's chunk's first row against the row above it
+// (the last of the chunk above), a lane a low, by lock-free unions. The first row's runs all took new nodes (pass 1
+// starts a chunk with no row above), in order from its rowbase; the row above's nodes are in the chunk above's last
+// buffer: a lane's run o at o * kStrip + lane (the lane-a-low kernel), or pair off + o of the row (the pairs kernel).
+template <class MaxT>
+__device__ void join_chunk(const Params& p, const Block<MaxT>& B, bool pairs) {
+  const int y0 = B.y0;
+  if (B.counter[1] != 0 || B.wp == 0 || y0 >= B.y1) return;
+  Row r, u;
+  const bool here = load_row(p, B.x0, y0, B.lane, B.klut, &r), above = load_row(p, B.x0, y0 - 1, B.lane, B.klut, &u);
+  if (!here || !above) return;
+  const uint32_t m = r.m, pm = u.m, pst = pm & ~(pm << 1);
+  uint32_t total;
+  uint32_t next = B.rowbase[y0] + lane_scan(uint32_t(__popc(m & ~(m << 1))), B.lane, &total);
+  const uint32_t uoff = lane_scan(uint32_t(__popc(pst)), B.lane, &total);
+  const uint16_t* prev = B.bufs - 2 * B.L.buf + B.last[B.wp - 1] * B.L.buf;
+  for (uint32_t todo = m; todo; ++next) {
+    int s, e;
+    next_run(m, &todo, &s, &e);
+    const uint32_t w = window(pm, s, e);
+    if (!w) continue;
+    const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
+    for (int o = o1; o <= o2; ++o) unite(B.parent, prev[pairs ? uoff + o : o * kStrip + B.lane], next);
   }
 }
+
+// A warp's walk of its chunk, row by row (both kernels, both passes): row(r, y, prev, out) labels a row with S from
+// the row above's buffer of nodes into its own (false: the warp stops, its block marked); none() where a row has no S
+// (the next row has none above); end(r, y) closes a row. The chunk's last buffer in B.last (the joins read pass 1's).
+template <class MaxT, class RowF, class None, class End>
+__device__ void walk_rows(const Params& p, const Block<MaxT>& B, RowF row, None none, End end) {
+  int cur = 0;  // the buffer of the row above's nodes
+  for (int y = B.y0; y < B.y1; ++y) {
+    Row r;
+    if (!load_row(p, B.x0, y, B.lane, B.klut, &r)) {
+      none();
+      continue;
+    }
+    B.rowa[B.lane] = uint8_t(r.a);  // pass 1's runs read it (after its first()'s __syncwarp)
+    if (!row(r, y, B.bufs + cur * B.L.buf, B.bufs + (cur ^ 1) * B.L.buf)) break;
+    cur ^= 1;
+    end(r, y);
+  }
+  if (B.lane == 0) B.last[B.wp] = cur;
+}
+
+// A warp's walk of its chunk a lane a low (both passes of Lanes): for each row with S, first(r, y,
+// total) gives the first node of the row's `total` new runs, then each run of the lane's low gets its node from
+// run(s, e, w, pst, prev, &next) (w: the window of the row above, pst its run starts, prev its runs' nodes, next the
+// lane's next new node), kept in the row's buffer, and end(r, y) closes the row.
+template <class First, class Run, class End>
+__device__ void lanes_walk(const Params& p, const Block<uint8_t>& B, First first, Run run, End end) {
+  uint32_t pm = 0;  // the row above's mask of this lane's low (0 above the chunk or a row without S)
+  walk_rows(
+      p, B,
+      [&](const Row& r, int y, const uint16_t* prev, uint16_t* out) {
+        const uint32_t m = r.m, pst = pm & ~(pm << 1);
+        uint32_t total;
+        const uint32_t excl = lane_scan(uint32_t(new_runs(m, pm)), B.lane, &total);
+        uint32_t next = first(r, y, total) + excl;
+        int ord = 0;
+        for (uint32_t todo = m; todo; ++ord) {
+          int s, e;
+          next_run(m, &todo, &s, &e);
+          out[ord * kStrip + B.lane] = uint16_t(run(s, e, window(pm, s, e), pst, prev, &next));
+        }
+        pm = m;
+        return true;
+      },
+      [&] { pm = 0; }, end);
+}
+
+// The lane-a-low kernel's passes (lows_kernel<Lanes>).
+struct Lanes {
+  using MaxT = uint8_t;
+  static constexpr bool kPairs = false;
+  static __device__ void pass1(const Params& p, const Block<uint8_t>& B) {
+    // Pass 1: a run takes a new node, or the root of the first run above, joined with the others' roots (this lane's
+    // nodes alone: plain loads and stores); the root keeps the tree's maximum of A.
+    lanes_walk(
+        p, B,
+        [&](const Row&, int y, uint32_t total) {
+          const uint32_t base = total ? B.take_nodes(total, y, uint32_t(p.cap)) : 0u;
+          __syncwarp();
+          return base;
+        },
+        [&](int s, int e, uint32_t w, uint32_t pst, const uint16_t* prev, uint32_t* next) {
+          uint32_t mx = 0;
+          for (int x = s; x <= e; ++x) mx = max(mx, uint32_t(B.rowa[x]));
+          if (!w) {
+            const uint32_t node = (*next)++;
+            B.parent[node] = node;
+            B.maxv[node] = uint8_t(mx);
+            return node;
+          }
+          const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
+          uint32_t root = find_own(B.parent, prev[o1 * kStrip + B.lane]);
+          mx = max(mx, uint32_t(B.maxv[root]));
+          for (int o = o1 + 1; o <= o2; ++o) {
+            const uint32_t r2 = find_own(B.parent, prev[o * kStrip + B.lane]);
+            if (r2 == root) continue;
+            mx = max(mx, uint32_t(B.maxv[r2]));
+            if (r2 < root) {
+              B.parent[root] = r2;
+              root = r2;
+            } else {
+              B.parent[r2] = root;
+            }
+          }
+          B.maxv[root] = uint8_t(mx);
+          return root;
+        },
+        [&](const Row&, int) { __syncwarp(); });  // rowa
+  }
+  static __device__ void pass2(const Params& p, const Block<uint8_t>& B) {
+    // Pass 2: the same walk finds each run's node again (the first run above's, or the next new one); F_low(max) at
+    // the run's columns of the warp's matrix, summed a column.
+    const uint16_t* fl = B.f + B.lane * kFPitch;
+    lanes_walk(
+        p, B, [&](const Row&, int y, uint32_t total) { return total ? B.rowbase[y] : 0u; },
+        [&](int s, int e, uint32_t w, uint32_t pst, const uint16_t* prev, uint32_t* next) {
+          const uint32_t node = w ? prev[run_ordinal(pst, __ffs(w) - 1) * kStrip + B.lane] : (*next)++;
+          const uint16_t v = fl[B.maxv[node]];
+          for (int x = s; x <= e; ++x) B.mat[x * kStrip + B.lane] = v;
+          return node;
+        },
+        [&](const Row& r, int y) { B.column_sum(p, r, y); });
+  }
+};
+
 
 // ---- a lane a (low, run) pair ----------------------------------------------------------------------------------
 // The lane-a-low kernel's run loop runs as many steps as its busiest low has runs, with a fifth of the lanes busy
@@ -491,121 +491,94 @@ __device__ __forceinline__ uint32_t new_node(const Pair& a, uint32_t base) {
   return base + a.nl + uint32_t(new_runs(a.ml & ((1u << a.s) - 1u), a.pml));
 }
 
-__global__ void __launch_bounds__(1024, 1) pairs_kernel(Params p) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  Block<uint32_t> B(smem, p, true);
-  const int warps = B.warps, wp = B.wp, lane = B.lane, x0 = B.x0, H = B.H;
-  uint32_t* parent = B.parent;
-  uint32_t* maxv = B.maxv;
-  const int per = (H + warps - 1) / warps;
-  const int y0 = min(H, wp * per), y1 = min(H, y0 + per);
-  const uint32_t cap = uint32_t(p.cap);
+// A warp's walk of its chunk a lane a pair (both passes of PairsDesign): for each row with S, first(r, y,
+// q) gives the first node of the row's new runs (false: stop, the block marked), then each pair gets its node from
+// pair(a, i, prev), kept in the row's buffer at its index, and end(r, y) closes the row.
+template <class First, class PairF, class End>
+__device__ void pairs_walk(const Params& p, const Block<uint32_t>& B, First first, PairF pair, End end) {
+  Pairs q{};
+  walk_rows(
+      p, B,
+      [&](const Row& r, int y, const uint16_t* prev, uint16_t* out) {
+        row_pairs(q, r.m, B.lane);
+        uint32_t base;
+        if (!first(r, y, q, &base)) return false;
+        for (uint32_t i0 = 0; i0 < q.R; i0 += 32) {
+          const uint32_t i = i0 + uint32_t(B.lane);
+          const Pair a = pair_at(q, i);
+          if (i < q.R) out[i] = uint16_t(pair(a, a.w ? 0u : new_node(a, base), prev));
+        }
+        return true;
+      },
+      [&] { q.m = 0; }, end);
+}
 
-  // Pass 1.
-  {
-    Pairs q{};
-    int cur = 0;  // the buffer of the row above's nodes
-    for (int y = y0; y < y1; ++y) {
-      Row r = load_row(p, x0, y, lane, B.klut);
-      if (!__any_sync(0xffffffffu, r.k != 0u)) {
-        q.m = 0;
-        continue;
-      }
-      row_masks(r, lane);
-      B.rowa[lane] = uint8_t(r.a);
-      row_pairs(q, r.m, lane);
-      if (q.R > uint32_t(kMaxPairs)) {  // more pairs than a buffer holds: the block reports an overflow
-        if (lane == 0) B.counter[1] = 1;
-        break;
-      }
-      const uint32_t base = q.N ? B.take_nodes(q.N, y, cap) : 0u;
-      __syncwarp();
-      const uint16_t* prev = B.bufs + cur * B.L.buf;
-      uint16_t* out = B.bufs + (cur ^ 1) * B.L.buf;
-      for (uint32_t i0 = 0; i0 < q.R; i0 += 32) {
-        const uint32_t i = i0 + uint32_t(lane);
-        const Pair a = pair_at(q, i);
-        if (i >= q.R) continue;
-        uint32_t mx = 0;
-        for (int x = a.s; x <= a.e; ++x) mx = max(mx, uint32_t(B.rowa[x]));
-        uint32_t node;
-        if (!a.w) {
-          node = new_node(a, base);
-          parent[node] = node;
-          maxv[node] = mx;
-        } else {
+// The pairs kernel's passes (lows_kernel<PairsDesign>).
+struct PairsDesign {
+  using MaxT = uint32_t;
+  static constexpr bool kPairs = true;
+  static __device__ void pass1(const Params& p, const Block<uint32_t>& B) {
+    // Pass 1: a pair takes a new node, or the first run above's root, joined with the other runs above's by lock-free
+    // unions (the lanes of a row link the same trees); its maximum of A into that node (atomicMax).
+    pairs_walk(
+        p, B,
+        [&](const Row&, int y, const Pairs& q, uint32_t* base) {
+          if (q.R > uint32_t(kMaxPairs)) {  // more pairs than a buffer holds: the block reports an overflow
+            if (B.lane == 0) B.counter[1] = 1;
+            return false;
+          }
+          *base = q.N ? B.take_nodes(q.N, y, uint32_t(p.cap)) : 0u;
+          __syncwarp();
+          return true;
+        },
+        [&](const Pair& a, uint32_t fresh, const uint16_t* prev) {
+          uint32_t mx = 0;
+          for (int x = a.s; x <= a.e; ++x) mx = max(mx, uint32_t(B.rowa[x]));
+          if (!a.w) {
+            B.parent[fresh] = fresh;
+            B.maxv[fresh] = mx;
+            return fresh;
+          }
           const uint32_t pst = a.pml & ~(a.pml << 1);
           const int o1 = run_ordinal(pst, __ffs(a.w) - 1), o2 = run_ordinal(pst, 31 - __clz(a.w));
-          node = find_shared(parent, prev[a.pofl + o1]);
-          for (int o = o1 + 1; o <= o2; ++o) unite(parent, node, prev[a.pofl + o]);
-          atomicMax(maxv + node, mx);
-        }
-        out[i] = uint16_t(node);
-      }
-      cur ^= 1;
-      __syncwarp();  // rowa, the buffers, the unions
-    }
-    if (lane == 0) B.last[wp] = cur;
+          const uint32_t node = find_shared(B.parent, prev[a.pofl + o1]);
+          for (int o = o1 + 1; o <= o2; ++o) unite(B.parent, node, prev[a.pofl + o]);
+          atomicMax(B.maxv + node, mx);
+          return node;
+        },
+        [&](const Row&, int) { __syncwarp(); });  // rowa, the buffers, the unions
   }
+  static __device__ void pass2(const Params& p, const Block<uint32_t>& B) {
+    // Pass 2: the same pairs find their nodes again (the first run above's, or the new one); F_low(max) at the run's
+    // columns of the warp's matrix, summed a column.
+    pairs_walk(
+        p, B,
+        [&](const Row&, int y, const Pairs& q, uint32_t* base) {
+          *base = q.N ? B.rowbase[y] : 0u;
+          return true;
+        },
+        [&](const Pair& a, uint32_t fresh, const uint16_t* prev) {
+          const uint32_t node = a.w ? prev[a.pofl + run_ordinal(a.pml & ~(a.pml << 1), __ffs(a.w) - 1)] : fresh;
+          const uint16_t v = B.f[a.l * kFPitch + B.maxv[node]];
+          for (int x = a.s; x <= a.e; ++x) B.mat[x * kStrip + a.l] = v;
+          return node;
+        },
+        [&](const Row& r, int y) { B.column_sum(p, r, y); });
+  }
+};
+
+// A block a strip, every low: pass 1, the chunks' joins, the fold, pass 2 (SM).
+template <class Design>
+__global__ void __launch_bounds__(1024, 1) lows_kernel(Params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Block<typename Design::MaxT> B(smem, p, Design::kPairs);
+  Design::pass1(p, B);
   __syncthreads();
-
-  // The joins: this chunk's first row against the row above it (the last of the chunk above), a lane a low.
-  if (B.counter[1] == 0 && wp > 0 && y0 < y1) {
-    Row r = load_row(p, x0, y0, lane, B.klut), u = load_row(p, x0, y0 - 1, lane, B.klut);
-    if (__any_sync(0xffffffffu, r.k != 0u) && __any_sync(0xffffffffu, u.k != 0u)) {
-      row_masks(r, lane);
-      row_masks(u, lane);
-      const uint32_t m = r.m, pm = u.m, st = m & ~(m << 1), pst = pm & ~(pm << 1);
-      uint32_t total;
-      const uint32_t first = lane_scan(uint32_t(__popc(st)), lane, &total);  // the first row's runs are all new
-      const uint32_t uoff = lane_scan(uint32_t(__popc(pst)), lane, &total);
-      uint32_t next = B.rowbase[y0] + first;
-      const uint16_t* above = B.bufs - 2 * B.L.buf + B.last[wp - 1] * B.L.buf + uoff;
-      for (uint32_t todo = m; todo; ++next) {
-        const int s = __ffs(todo) - 1, e = run_end(m, s);
-        todo &= e == 31 ? 0u : (0xffffffffu << (e + 1));
-        const uint32_t w = window(pm, s, e);
-        if (!w) continue;
-        const int o1 = run_ordinal(pst, __ffs(w) - 1), o2 = run_ordinal(pst, 31 - __clz(w));
-        for (int o = o1; o <= o2; ++o) unite(parent, above[o], next);
-      }
-    }
-  }
+  join_chunk(p, B, Design::kPairs);
   if (!B.fold(p)) return;
-
-  // Pass 2.
-  Pairs q{};
-  int cur = 0;
-  for (int y = y0; y < y1; ++y) {
-    Row r = load_row(p, x0, y, lane, B.klut);
-    if (!__any_sync(0xffffffffu, r.k != 0u)) {
-      q.m = 0;
-      continue;
-    }
-    row_masks(r, lane);
-    row_pairs(q, r.m, lane);
-    const uint32_t base = q.N ? B.rowbase[y] : 0u;
-    const uint16_t* prev = B.bufs + cur * B.L.buf;
-    uint16_t* out = B.bufs + (cur ^ 1) * B.L.buf;
-    for (uint32_t i0 = 0; i0 < q.R; i0 += 32) {
-      const uint32_t i = i0 + uint32_t(lane);
-      const Pair a = pair_at(q, i);
-      if (i >= q.R) continue;
-      uint32_t node;
-      if (a.w) {
-        const uint32_t pst = a.pml & ~(a.pml << 1);
-        node = prev[a.pofl + run_ordinal(pst, __ffs(a.w) - 1)];
-      } else {
-        node = new_node(a, base);
-      }
-      const uint16_t v = B.f[a.l * kFPitch + maxv[node]];
-      for (int x = a.s; x <= a.e; ++x) B.mat[x * kStrip + a.l] = v;
-      out[i] = uint16_t(node);
-    }
-    cur ^= 1;
-    B.column_sum(p, r, y);
-  }
+  Design::pass2(p, B);
 }
+
 
 // The reference: SM of strip mode's counting, a per-low labelling (flood fill of each 8-connected component of S(low)
 // inside each strip).
@@ -692,8 +665,8 @@ int main(int argc, char** argv) {
               gpuec_bench::device_description(0, 2).c_str(), warps, repeats, warmup);
   int optin = 0;
   GPUEC_BENCH_CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), 2);
-  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lanes_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
-  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(pairs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
+  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lows_kernel<Lanes>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
+  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lows_kernel<PairsDesign>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
   std::vector<canny::CandidatePair> c03(canny::kMaxCandidates), c01(canny::kMaxCandidates);
   c03.resize(size_t(canny::make_candidate_set(3, c03.data(), int(c03.size()))));
   c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
@@ -770,9 +743,9 @@ int main(int argc, char** argv) {
             stream, warmup, repeats,
             [&] {
               if (pairs)
-                pairs_kernel<<<ns, warps * 32, smem, stream>>>(prm);
+                lows_kernel<PairsDesign><<<ns, warps * 32, smem, stream>>>(prm);
               else
-                lanes_kernel<<<ns, warps * 32, smem, stream>>>(prm);
+                lows_kernel<Lanes><<<ns, warps * 32, smem, stream>>>(prm);
             },
             2);
         GPUEC_BENCH_CHECK_CUDA(cudaGetLastError(), 2);
