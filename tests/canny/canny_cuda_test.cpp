@@ -725,6 +725,24 @@ TEST(CannyCuda, TallStripsInClusters) {
   compare(img, c);
 }
 
+// select_kernel's blocks by size (detect_edges_cuda): twice kSelectPixels on strips of 2048 rows or more
+// (kSelectTallBlocks) where the frame is not small (2^20 pixels or more; the other tall-strip tests are narrow, small
+// frames, which take half): 520 x 2049 (17 strips, the last partial) and 512 x 2048 (the bounds of both rules), both
+// sets.
+TEST(CannyCuda, TallStripsSelectBlocks) {
+  REQUIRE_GPU();
+  if (under_sanitizer()) GTEST_SKIP() << "a megapixel frame a config: the sanitizer runs in docs/benchmarks.md";
+  std::mt19937 rng(test_seed() + 23);
+  for (const auto& [w, h] : {std::pair<int, int>{520, 2049}, std::pair<int, int>{512, 2048}}) {
+    const Image img = structure_image(w, h, rng);
+    for (int step : {1, 3}) {
+      Config c;
+      c.step = step;
+      compare(img, c);
+    }
+  }
+}
+
 // Strips taller than one block holds, over the lists in clusters (strip_count_listed_cluster_kernel: K blocks of a
 // code byte a pixel and the warps' lists, two blocks a multiprocessor; on an H100 or H200 two blocks up to about 2380
 // rows, three up to about 3500, four up to about 3640, the cluster's entries below 0xff00), where the (strip, low)

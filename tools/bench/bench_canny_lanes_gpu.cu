@@ -1,10 +1,13 @@
-// canny-lanes-gpu: a first GPU build of item 2's lane-a-low labelling (issue 18; docs/benchmarks.md, "a lane a low"),
-// measured alone: not called by the library. Strip mode's counting labels S(low) = {B >= low} of every 32-column
-// strip once for every distinct low of the candidate set, a block a (strip, low). Here a block takes a strip and every
-// low at once: a warp a chunk of rows, a lane a low (lanes past the set's lows idle). Each lane walks its own low's
-// runs of a row with a union-find over runs (a run takes the node of the first run of the row above it that it
-// touches, joins the others', or takes a new node), so a row costs the warp what its busiest low's runs cost, for
-// any number of lows. canny-lows-work's kernel_model is this kernel on the CPU.
+// canny-lanes-gpu: a first GPU build of item 2's labelling of every low at once (issue 18; docs/benchmarks.md, "a
+// lane a low"), measured alone: not called by the library. Strip mode's counting labels S(low) = {B >= low} of every
+// 32-column strip once for every distinct low of the candidate set, a block a (strip, low). Here a block takes a strip
+// and every low at once, a warp a chunk of rows, in one of two designs (lows_kernel<LaneDesign | PairDesign>):
+//   lanes: a lane a low (lanes past the set's lows idle). Each lane walks its own low's runs of a row with a
+//          union-find over runs (a run takes the node of the first run of the row above it that it touches, joins the
+//          others', or takes a new node), so a row costs the warp what its busiest low's runs cost, for any number of
+//          lows. canny-lows-work's kernel_model is this kernel on the CPU;
+//   pairs: a lane a (low, run) pair: the row's runs of every low numbered, 32 a step (see PairDesign).
+// Both designs, in turn:
 //   pass 1: a row's codes, one a lane; each lane's mask of its low from a 32 x 32 bit transpose of the lanes' masks
 //           of lows (k(B): the lows at most B, a table); the row's new runs counted from the masks and their nodes
 //           taken from a block counter, a row at a time (so that pass 2 finds them again: rowbase); the walk;
@@ -16,7 +19,8 @@
 //           lows at most B of F_low(A)).
 // It writes SM only, not the planes of component maxima (strip mode's map reads the picked low's; the library would
 // label that one low again, as strip_final_kernel does). Its SM is checked here against a per-low labelling on the
-// CPU (a flood fill a strip and low); the program exits 3 where they differ or a block's nodes overflow.
+// CPU (a flood fill a strip and low); the program exits 3 where they differ, where a block's nodes or a row's pairs
+// overflow, or where a design's shared memory does not fit the device.
 // Timed: the kernel alone, event-timed, median of --repeats after --warmup, on canny-bench-gpu's images (the same
 // synthetic 1080p and 2160p frames), C_0.03 and C_0.01.
 #include <cuda_runtime.h>
@@ -236,7 +240,8 @@ struct Block {
     }
   }
   // The nodes of a row's `total` new runs from the block's counter (the row's first in rowbase[y]); 0 and the block
-  // marked where they overflow (its nodes are garbage from there, but in bounds; it writes no SM).
+  // marked where they overflow (its nodes are garbage from there, in bounds while a row's nodes are at most cap: the
+  // host's rule; it writes no SM).
   __device__ uint32_t take_nodes(uint32_t total, int y, uint32_t cap) const {
     uint32_t base = 0;
     if (lane == 0) {
@@ -250,8 +255,9 @@ struct Block {
     base = __shfl_sync(0xffffffffu, base, 0);
     return base + total > cap ? 0u : base;
   }
-  // After the joins: every node's maximum into its root (a node's maximum is its tree's where it was a root before the
-  // joins, at most that elsewhere), then each node's component maximum in its place; the block's counts to stats.
+  // After the joins: every node's maximum into its root (each node's maximum is at most its component's, and every
+  // run's maximum went into some node of it), then each node's component maximum in its place; the block's counts to
+  // stats.
   // False where the nodes overflowed (the block writes nothing more).
   __device__ bool fold(const Params& p) {
     __syncthreads();
@@ -342,7 +348,7 @@ __device__ void walk_rows(const Params& p, const Block<MaxT>& B, RowF row, None 
   if (B.lane == 0) B.last[B.wp] = cur;
 }
 
-// A warp's walk of its chunk a lane a low (both passes of Lanes): for each row with S, first(r, y,
+// A warp's walk of its chunk a lane a low (both passes of LaneDesign): for each row with S, first(r, y,
 // total) gives the first node of the row's `total` new runs, then each run of the lane's low gets its node from
 // run(s, e, w, pst, prev, &next) (w: the window of the row above, pst its run starts, prev its runs' nodes, next the
 // lane's next new node), kept in the row's buffer, and end(r, y) closes the row.
@@ -368,8 +374,8 @@ __device__ void lanes_walk(const Params& p, const Block<uint8_t>& B, First first
       [&] { pm = 0; }, end);
 }
 
-// The lane-a-low kernel's passes (lows_kernel<Lanes>).
-struct Lanes {
+// The lane-a-low kernel's passes (lows_kernel<LaneDesign>).
+struct LaneDesign {
   using MaxT = uint8_t;
   static constexpr bool kPairs = false;
   static __device__ void pass1(const Params& p, const Block<uint8_t>& B) {
@@ -425,7 +431,6 @@ struct Lanes {
         [&](const Row& r, int y) { B.column_sum(p, r, y); });
   }
 };
-
 
 // ---- a lane a (low, run) pair ----------------------------------------------------------------------------------
 // The lane-a-low kernel's run loop runs as many steps as its busiest low has runs, with a fifth of the lanes busy
@@ -491,7 +496,7 @@ __device__ __forceinline__ uint32_t new_node(const Pair& a, uint32_t base) {
   return base + a.nl + uint32_t(new_runs(a.ml & ((1u << a.s) - 1u), a.pml));
 }
 
-// A warp's walk of its chunk a lane a pair (both passes of PairsDesign): for each row with S, first(r, y,
+// A warp's walk of its chunk a lane a pair (both passes of PairDesign): for each row with S, first(r, y,
 // q) gives the first node of the row's new runs (false: stop, the block marked), then each pair gets its node from
 // pair(a, i, prev), kept in the row's buffer at its index, and end(r, y) closes the row.
 template <class First, class PairF, class End>
@@ -513,8 +518,8 @@ __device__ void pairs_walk(const Params& p, const Block<uint32_t>& B, First firs
       [&] { q.m = 0; }, end);
 }
 
-// The pairs kernel's passes (lows_kernel<PairsDesign>).
-struct PairsDesign {
+// The pairs kernel's passes (lows_kernel<PairDesign>).
+struct PairDesign {
   using MaxT = uint32_t;
   static constexpr bool kPairs = true;
   static __device__ void pass1(const Params& p, const Block<uint32_t>& B) {
@@ -579,7 +584,6 @@ __global__ void __launch_bounds__(1024, 1) lows_kernel(Params p) {
   Design::pass2(p, B);
 }
 
-
 // The reference: SM of strip mode's counting, a per-low labelling (flood fill of each 8-connected component of S(low)
 // inside each strip).
 std::vector<uint16_t> reference_sm(const std::vector<uint16_t>& q, int W, int H, const std::vector<int>& lows,
@@ -623,17 +627,21 @@ std::vector<uint16_t> reference_sm(const std::vector<uint16_t>& q, int W, int H,
   return std::vector<uint16_t>(sm.begin(), sm.end());
 }
 
-int usage(const char* prog) {
-  std::fprintf(stderr,
+// The usage on `out`; returns `code` (--help: stdout and 0; a bad option: stderr and 1).
+int usage(const char* prog, FILE* out = stderr, int code = 1) {
+  std::fprintf(out,
                "usage: %s [--repeats N] [--warmup N] [--warps N] [--design lanes|pairs] [--image PREFIX]...\n"
-               "  Times item 2's lane-a-low labelling kernel (a block a strip, every low; SM only) on canny-bench-gpu's\n"
-               "  images, C_0.03 and C_0.01, and checks its SM against a per-low labelling on the CPU (exit 3 if not\n"
-               "  equal or a block's nodes overflow). --warps: warps a block (default 32; 1 to 32). --image: only the\n"
-               "  images whose names start with PREFIX (barbara, synthetic_1920). --design: one kernel only (default both:\n"
-               "  lanes, a lane a low; pairs, a lane a (low, run) pair).\n"
+               "  Times item 2's labelling of every low at once (a block a strip; SM only) on\n"
+               "  canny-bench-gpu's images, C_0.03 and C_0.01, in two designs (lanes: a lane a low;\n"
+               "  pairs: a lane a (low, run) pair), and checks SM against a per-low labelling on the CPU.\n"
+               "  Exit 3 where they differ, a block's nodes or a row's pairs overflow, or the shared\n"
+               "  memory does not fit.\n"
+               "  --warps N        warps a block (default 32; 1 to 32)\n"
+               "  --design D       one design only: lanes or pairs (default both)\n"
+               "  --image PREFIX   only the images whose names start with PREFIX (barbara, synthetic_1920)\n"
                "  Images from GPUEC_SHARED_DIR/images/standard, if set, then the synthetic 1080p and 2160p frames.\n",
                prog);
-  return 1;
+  return code;
 }
 
 }  // namespace
@@ -647,6 +655,7 @@ int main(int argc, char** argv) {
     const int t = gpuec_bench::timing_option(argc, argv, i, &repeats, &warmup);
     if (t < 0) return usage(prog);
     if (t > 0) continue;
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(prog, stdout, 0);
     if (!std::strcmp(argv[i], "--warps") && i + 1 < argc) {
       if (!gpuec_bench::parse_int(argv[++i], 1, &warps) || warps > 32) return usage(prog);
     } else if (!std::strcmp(argv[i], "--design") && i + 1 < argc) {
@@ -665,8 +674,9 @@ int main(int argc, char** argv) {
               gpuec_bench::device_description(0, 2).c_str(), warps, repeats, warmup);
   int optin = 0;
   GPUEC_BENCH_CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), 2);
-  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lows_kernel<Lanes>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
-  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lows_kernel<PairsDesign>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin), 2);
+  constexpr cudaFuncAttribute kSmem = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lows_kernel<LaneDesign>, kSmem, optin), 2);
+  GPUEC_BENCH_CHECK_CUDA(cudaFuncSetAttribute(lows_kernel<PairDesign>, kSmem, optin), 2);
   std::vector<canny::CandidatePair> c03(canny::kMaxCandidates), c01(canny::kMaxCandidates);
   c03.resize(size_t(canny::make_candidate_set(3, c03.data(), int(c03.size()))));
   c01.resize(size_t(canny::make_candidate_set(1, c01.data(), int(c01.size()))));
@@ -731,9 +741,12 @@ int main(int argc, char** argv) {
                             ? int(std::min<size_t>(0xffff, (size_t(optin) - fixed.total) / node_bytes(pairs))) & ~15
                             : 0;
         const size_t smem = layout(pairs, warps, H, cap).total;
-        if (cap <= 0 || smem > size_t(optin)) {
-          std::printf("%-22s %-7s %-6s: %zu bytes of shared memory fixed, more than the %d a block may have\n",
-                      im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01", design, fixed.total, optin);
+        // A row may take this many new nodes at once; an overflowing block numbers a row's from 0 (in bounds only so).
+        const int row_most = pairs ? kMaxPairs : kStrip * kMaxRuns;
+        if (cap < row_most || smem > size_t(optin)) {
+          std::printf("%-22s %-7s %-6s: room for %d nodes (%zu bytes of shared memory fixed, of the %d a block may "
+                      "have), fewer than the %d a row may take\n",
+                      im.name.c_str(), set == &c03 ? "C_0.03" : "C_0.01", design, cap, fixed.total, optin, row_most);
           all_ok = false;
           continue;
         }
@@ -743,9 +756,10 @@ int main(int argc, char** argv) {
             stream, warmup, repeats,
             [&] {
               if (pairs)
-                lows_kernel<PairsDesign><<<ns, warps * 32, smem, stream>>>(prm);
+                lows_kernel<PairDesign><<<ns, warps * 32, smem, stream>>>(prm);
               else
-                lows_kernel<Lanes><<<ns, warps * 32, smem, stream>>>(prm);
+                lows_kernel<LaneDesign><<<ns, warps * 32, smem, stream>>>(prm);
+              GPUEC_BENCH_CHECK_CUDA(cudaGetLastError(), 2);
             },
             2);
         GPUEC_BENCH_CHECK_CUDA(cudaGetLastError(), 2);

@@ -28,7 +28,8 @@ constexpr int kTileX = 32, kTileY = 8;  // pixel kernels: 256 threads
 constexpr int kSelectThreads = 512;     // histogram / threshold search kernel
 // select_kernel's pixels a block (at least), half that on frames of fewer than kSelectSmallFrame pixels whose regions
 // (strips, or the frame) have fewer than kSelectSmallBlocks blocks of kSelectPixels each (docs/benchmarks.md: issue 18,
-// GPU kernels, 26th session), twice that for strips of kSelectTallBlocks blocks or more (2048 rows; 27th session).
+// GPU kernels, 26th session), twice that for strips of kSelectTallBlocks blocks or more (2048 rows) on frames that are
+// not small (27th session).
 constexpr int kSelectPixels = 4096, kSelectSmallFrame = 1 << 20, kSelectSmallBlocks = 100, kSelectTallBlocks = 16;
 
 struct Taps {
@@ -3197,6 +3198,8 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         int64_t(W) * H < kSelectSmallFrame && int64_t(rcols) * H < int64_t(kSelectSmallBlocks) * kSelectPixels;
     // Tall strips' blocks of twice the pixels (H200, 8192 against 4096: 2160p strips 0.987 / 0.993x the time of C_0.03
     // / C_0.01; 1080p 1.003 / 1.012 and 1024x1024 1.015, 8 blocks a strip; frame mode 0.999 at 2160p, 1.028 at 1080p).
+    // Measured at 3840 columns only: the rule reads the strips' height (narrower tall frames, 1080 x 2160, take it
+    // unmeasured), and small frames (narrow tall ones under 2^20 pixels) keep their half blocks.
     const bool tall = strips && int64_t(rcols) * H >= int64_t(kSelectTallBlocks) * kSelectPixels;
     const int select_pixels = small ? kSelectPixels / 2 : tall ? 2 * kSelectPixels : kSelectPixels;
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / select_pixels)));
