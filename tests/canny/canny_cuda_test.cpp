@@ -306,7 +306,7 @@ TEST(CannyCuda, StepsAtAnglesAndCircles) {
 // The front kernel's inside tiles (the whole halo in the image: 4-byte loads of the source, 4 columns of the
 // horizontal pass a thread, the vertical pass down a column's segment in registers) at every radius of the taps
 // (sigma 0.1, 0.5, 1.0, 1.2, 1.4, 2.0: R = 1 .. 6), the source rows at every alignment (pitches 203 and 206), for both
-// tile heights: 203x171 has 16-row tiles (fewer than 1024 tiles of 32 x 32), 1056x1000 32-row ones (1056 tiles).
+// tile heights: 203x171 has 16-row tiles (fewer than kFrontSmallTiles, 512, of 32 x 32), 1056x1000 32-row ones (1056).
 TEST(CannyCuda, InsideTilesEveryRadius) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 4);

@@ -18,8 +18,8 @@
 //           matrix a warp, and lane x sums its column's row of it: SM = the sum less G(k(B), A) (the sum over the
 //           lows at most B of F_low(A)).
 // It writes SM only, not the planes of component maxima (strip mode's map reads the picked low's; the library would
-// label that one low again, as strip_final_kernel does). Its SM is checked here against a per-low labelling on the
-// CPU (a flood fill a strip and low); the program exits 3 where they differ, where a block's nodes or a row's pairs
+// label that one low again, as strip_final_kernel does). Its SM is checked here against the CPU twin's
+// (select_thresholds_ref a strip); the program exits 3 where they differ, where a block's nodes or a row's pairs
 // overflow, or where a design's shared memory does not fit the device.
 // Timed: the kernel alone, event-timed, median of --repeats after --warmup, on canny-bench-gpu's images (the same
 // synthetic 1080p and 2160p frames), C_0.03 and C_0.01.
@@ -584,47 +584,24 @@ __global__ void __launch_bounds__(1024, 1) lows_kernel(Params p) {
   Design::pass2(p, B);
 }
 
-// The reference: SM of strip mode's counting, a per-low labelling (flood fill of each 8-connected component of S(low)
-// inside each strip).
-std::vector<uint16_t> reference_sm(const std::vector<uint16_t>& q, int W, int H, const std::vector<int>& lows,
-                                   const std::vector<std::vector<uint16_t>>& f) {
-  std::vector<uint32_t> sm(size_t(W) * H, 0);
-  std::vector<int32_t> comp(size_t(W) * H);
-  std::vector<uint32_t> stack, members;
-  for (size_t l = 0; l < lows.size(); ++l) {
-    const uint32_t lo = uint32_t(lows[l]);
-    std::fill(comp.begin(), comp.end(), -1);
-    for (int x0 = 0; x0 < W; x0 += kStrip) {
-      const int x1 = std::min(W, x0 + kStrip);
-      for (int y = 0; y < H; ++y)
-        for (int x = x0; x < x1; ++x) {
-          const size_t i = size_t(y) * W + x;
-          if ((q[i] >> 8) < lo || comp[i] >= 0) continue;
-          comp[i] = 1;
-          stack.assign(1, uint32_t(i));
-          members.clear();
-          uint32_t mx = 0;
-          while (!stack.empty()) {
-            const uint32_t j = stack.back();
-            stack.pop_back();
-            members.push_back(j);
-            mx = std::max(mx, uint32_t(q[j] & 0xffu));
-            const int jx = int(j % uint32_t(W)), jy = int(j / uint32_t(W));
-            for (int dy = -1; dy <= 1; ++dy)
-              for (int dx = -1; dx <= 1; ++dx) {
-                const int xx = jx + dx, yy = jy + dy;
-                if (xx < x0 || xx >= x1 || yy < 0 || yy >= H) continue;
-                const size_t k = size_t(yy) * W + xx;
-                if ((q[k] >> 8) < lo || comp[k] >= 0) continue;
-                comp[k] = 1;
-                stack.push_back(uint32_t(k));
-              }
-          }
-          for (const uint32_t j : members) sm[j] += uint32_t(f[l][mx]) - f[l][q[j] & 0xffu];
-        }
-    }
+// The reference: SM of strip mode's counting as the CPU twin defines it (select_thresholds_ref on each strip of G,
+// whose sm holds the strip's SM on return: for each pixel, how many candidate pairs' linking maps hold it).
+std::vector<uint16_t> reference_sm(const std::vector<float>& g, int W, int H,
+                                   const std::vector<canny::CandidatePair>& set) {
+  std::vector<uint16_t> out(size_t(W) * H);
+  std::vector<uint32_t> sm(size_t(kStrip) * H);
+  std::vector<uint8_t> mask(sm.size());
+  std::vector<int32_t> stack(sm.size());
+  for (int x0 = 0; x0 < W; x0 += kStrip) {
+    const int x1 = std::min(W, x0 + kStrip), w = x1 - x0;
+    canny::ThresholdPair pair;
+    if (canny::select_thresholds_ref(g.data(), W, W, H, x0, x1, set.data(), int(set.size()), &pair, sm.data(),
+                                     mask.data(), stack.data()) != canny::kOk)
+      return {};
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < w; ++x) out[size_t(y) * W + x0 + x] = uint16_t(sm[size_t(y) * w + x]);
   }
-  return std::vector<uint16_t>(sm.begin(), sm.end());
+  return out;
 }
 
 // The usage on `out`; returns `code` (--help: stdout and 0; a bad option: stderr and 1).
@@ -633,7 +610,7 @@ int usage(const char* prog, FILE* out = stderr, int code = 1) {
                "usage: %s [--repeats N] [--warmup N] [--warps N] [--design lanes|pairs] [--image PREFIX]...\n"
                "  Times item 2's labelling of every low at once (a block a strip; SM only) on\n"
                "  canny-bench-gpu's images, C_0.03 and C_0.01, in two designs (lanes: a lane a low;\n"
-               "  pairs: a lane a (low, run) pair), and checks SM against a per-low labelling on the CPU.\n"
+               "  pairs: a lane a (low, run) pair), and checks SM against the CPU twin's.\n"
                "  Exit 3 where they differ, a block's nodes or a row's pairs overflow, or the shared\n"
                "  memory does not fit.\n"
                "  --warps N        warps a block (default 32; 1 to 32)\n"
@@ -710,14 +687,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: more than %d lows\n", prog, kStrip);
         return 2;
       }
-      std::vector<std::vector<uint16_t>> f(lows.size(), std::vector<uint16_t>(kV, 0));
-      std::vector<uint16_t> ftab(size_t(kStrip) * kFPitch, 0);
-      for (size_t l = 0; l < lows.size(); ++l) {
+      std::vector<uint16_t> ftab(size_t(kStrip) * kFPitch, 0);  // F_l(v), a row a low (rows past the lows: 0)
+      for (size_t l = 0; l < lows.size(); ++l)
         for (const canny::CandidatePair& c : *set)
           if (c.low == lows[l])
-            for (int v = c.high; v < kV; ++v) ++f[l][size_t(v)];
-        std::copy(f[l].begin(), f[l].end(), ftab.begin() + l * kFPitch);
-      }
+            for (int v = c.high; v < kV; ++v) ++ftab[l * kFPitch + size_t(v)];
       std::vector<uint8_t> klut(256, 0);
       for (int b = 0; b < 256; ++b)
         for (const int lo : lows) klut[size_t(b)] += b >= lo;
@@ -732,7 +706,11 @@ int main(int argc, char** argv) {
       GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(dq, q.data(), q.size() * 2, cudaMemcpyHostToDevice), 2);
       GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(df, ftab.data(), ftab.size() * 2, cudaMemcpyHostToDevice), 2);
       GPUEC_BENCH_CHECK_CUDA(cudaMemcpy(dk, klut.data(), 256, cudaMemcpyHostToDevice), 2);
-      const std::vector<uint16_t> ref = reference_sm(q, W, H, lows, f);
+      const std::vector<uint16_t> ref = reference_sm(gm, W, H, *set);
+      if (ref.empty()) {
+        std::fprintf(stderr, "%s: %s: select_thresholds_ref failed\n", prog, im.name.c_str());
+        return 2;
+      }
       for (const bool pairs : {false, true}) {
         if (!designs[pairs]) continue;
         const char* design = pairs ? "pairs" : "lanes";

@@ -190,8 +190,10 @@ int gradient_map_ref(const uint8_t* src, int width, int height, int pitch, float
                      int g_pitch, void* work, size_t work_bytes);
 
 // Step 4 on the region of G made of columns [x0, x1) of all `height` rows: Medina-Carnicer's pair from
-// the candidate set. `sm` is scratch of (x1 - x0) * height uint32 and `mask` scratch of (x1 - x0) * height
-// bytes; `stack` scratch of (x1 - x0) * height int32. kErrSize for an empty or out-of-range region.
+// the candidate set. `sm` holds (x1 - x0) * height uint32: on return the region's SM (NUMBERS), row-major, x1 - x0
+// a row (what the GPU twin's counting must equal; tools/bench/bench_canny_lanes_gpu.cu checks against it). `mask` is
+// scratch of (x1 - x0) * height bytes, `stack` scratch of (x1 - x0) * height int32. kErrSize for an empty or
+// out-of-range region.
 int select_thresholds_ref(const float* g, int g_pitch, int width, int height, int x0, int x1,
                           const CandidatePair* candidates, int n_candidates, ThresholdPair* out,
                           uint32_t* sm, uint8_t* mask, int32_t* stack);
