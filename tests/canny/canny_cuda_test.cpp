@@ -743,6 +743,33 @@ TEST(CannyCuda, TallStripsSelectBlocks) {
   }
 }
 
+// Strip mode's histograms, pairs and map in one launch of clusters, a strip's blocks a cluster
+// (select_map_cluster_kernel), against select_kernel and strip_edges_kernel: GPUEC_CANNY_SELECT_CLUSTERS=1 takes the
+// clusters wherever they can run (1 to 8 blocks a strip: 33 x 7, 256 x 256, 70 x 511 with a partial strip and an output
+// pitch, 512 x 512; 1080p over the lists; 520 x 2049, strips labelled in clusters, the last partial), =0 never; both
+// sets, and the default rule.
+TEST(CannyCuda, SelectClusters) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 29);
+  const bool small = under_sanitizer();
+  for (const char* hook : {"1", "0", ""}) {
+    setenv("GPUEC_CANNY_SELECT_CLUSTERS", hook, 1);
+    for (const auto& [w, h] : {std::pair<int, int>{33, 7}, std::pair<int, int>{256, 256}, std::pair<int, int>{70, 511},
+                               std::pair<int, int>{512, 512}, std::pair<int, int>{1920, 1080},
+                               std::pair<int, int>{520, 2049}}) {
+      if (small && w * h > 300000) continue;
+      const Image img = structure_image(w, h, rng);
+      for (int step : {1, 3}) {
+        Config c;
+        c.step = step;
+        c.edges_pad = w == 70 ? 5 : 0;
+        compare(img, c);
+      }
+    }
+  }
+  unsetenv("GPUEC_CANNY_SELECT_CLUSTERS");
+}
+
 // Strips taller than one block holds, over the lists in clusters (strip_count_listed_cluster_kernel: K blocks of a
 // code byte a pixel and the warps' lists, two blocks a multiprocessor; on an H100 or H200 two blocks up to about 2380
 // rows, three up to about 3500, four up to about 3640, the cluster's entries below 0xff00), where the (strip, low)

@@ -30,6 +30,9 @@ constexpr int kSelectThreads = 512;     // histogram / threshold search kernel
 // (strips, or the frame) have fewer than kSelectSmallBlocks blocks of kSelectPixels each (docs/benchmarks.md: issue 18,
 // GPU kernels, 26th session), twice that for strips of kSelectTallBlocks blocks or more (2048 rows) on frames that are
 // not small (27th session).
+// select_map_cluster_kernel: at most kSelectClusterBlocks blocks a strip (a portable cluster), on frames of at most
+// kSelectClusterFrame pixels with at most kSelectClusterLows lows (detect_edges_cuda: where it was measured faster).
+constexpr int kSelectClusterBlocks = 8, kSelectClusterFrame = 1 << 18, kSelectClusterLows = 16;
 constexpr int kSelectPixels = 4096, kSelectSmallFrame = 1 << 20, kSelectSmallBlocks = 100, kSelectTallBlocks = 16;
 
 struct Taps {
@@ -2584,6 +2587,57 @@ select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, i
   }
 }
 
+// Strip mode's histograms, pair and map where every pair's low has its maxima in cmax (strip_edges_kernel's case), a
+// cluster of gridDim.x blocks a strip (at most kSelectClusterBlocks): strip blockIdx.y, its rows split over the
+// cluster's blocks as select_kernel splits them. Each block counts its rows into its shared histograms; after a
+// barrier of the cluster, block 0 adds the others' histograms from their shared memory, picks the pair
+// (pick_pair_warp), writes it to pairs and into every block's shared memory; after a second barrier each block writes
+// the map of its own rows. Neither the histograms' global words, nor a fence, nor a counter, nor a launch of the map.
+__global__ void __launch_bounds__(kSelectThreads, 4)
+select_map_cluster_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W, int H, int nc,
+                          int nx, int fb_low, int fb_high, Bins bins, ThresholdPair* pairs,
+                          const uint16_t* __restrict__ q, LowSlots slots, const uint8_t* __restrict__ cmax,
+                          uint8_t* __restrict__ edges, int edges_pitch) {
+  after_previous();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ BlockHistograms block_hist;
+  __shared__ ThresholdPair pair;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  block_hist.init(bins, nc);
+  const int x0 = int(blockIdx.y) * kStripWidth, x1 = min(W, x0 + kStripWidth);
+  const int rows = (H + gridDim.x - 1) / gridDim.x, y0 = int(blockIdx.x) * rows, y1 = min(H, y0 + rows);
+  region_histograms(gh, sm, W, x0, x1, y0, y1, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
+                    int(blockDim.x / kStripWidth), uint32_t(nc), block_hist);
+  cluster.sync();
+  if (cluster.block_rank() == 0) {
+    const int K = int(cluster.num_blocks());
+    for (int j = threadIdx.x; j < 2 * (kMaxThreshold + 2); j += blockDim.x) {
+      uint32_t* own = j < kMaxThreshold + 2 ? block_hist.g_count + j : block_hist.p_hist + (j - kMaxThreshold - 2);
+      uint32_t sum = *own;
+      for (int r = 1; r < K; ++r) sum += *cluster.map_shared_rank(own, r);
+      *own = sum;
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      const ThresholdPair out = pick_pair_warp(block_hist.g_count, block_hist.p_hist, nx, fb_low, fb_high);
+      if (threadIdx.x < K) *cluster.map_shared_rank(&pair, int(threadIdx.x)) = out;
+      if (threadIdx.x == 0) pairs[blockIdx.y] = out;
+    }
+  }
+  cluster.sync();  // the pair in every block; block 0 has read the others' histograms
+  const ThresholdPair t = pair;
+  const int x = x0 + int(threadIdx.x % kStripWidth);
+  if (x >= x1) return;
+  const uint8_t* plane = t.low != t.high ? cmax + size_t(slots.of[t.low]) * W * H : nullptr;
+  for (int y = y0 + int(threadIdx.x / kStripWidth); y < y1; y += int(blockDim.x / kStripWidth)) {
+    const size_t i = size_t(y) * W + x;
+    edges[size_t(y) * edges_pitch + x] = map_edge(q[i], t.low, t.high, [&] { return uint32_t(plane[i]); });
+  }
+#else
+  __trap();  // clusters need sm_90: the host never launches this kernel below it
+#endif
+}
+
 __global__ void fill_pairs_kernel(ThresholdPair* pairs, int ns, ThresholdPair p) {
   after_previous();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -2664,6 +2718,7 @@ struct StripLimits {
   size_t joined_room = 0, joined_pair_room = 0;
   int joined_pair_blocks = 0;
   size_t split_room = 0;  // frame_split_label_kernel's dynamic shared memory, two blocks a multiprocessor
+  bool select_clusters = false;  // select_map_cluster_kernel runs (sm_90 and its code built for it)
 };
 
 // The entries of each warp's list of pixels of S (StripCcl::list) in a block of `rows` rows that may take `room`
@@ -2788,6 +2843,9 @@ gpu::CudaError strip_limits(StripLimits* out) {
     }
   }
   if (major >= 9) {
+    cudaFuncAttributes select{};
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&select, select_map_cluster_kernel));
+    l.select_clusters = select.ptxVersion >= 90 && select.binaryVersion >= 90;
     GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
     // Built from sm_90 PTX or later (a JIT from the compute_75 PTX of the default build gets the trapping body).
     l.cluster_rows = rows_in(pair_bytes, cluster.sharedSizeBytes + size_t(reserved), kMaxClusterRows);
@@ -3205,6 +3263,22 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     int splits = int(std::min<int64_t>(H, std::max<int64_t>(1, (int64_t(rcols) * H) / select_pixels)));
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
+    // The histograms, the pairs and the map in one launch of clusters (select_map_cluster_kernel, a strip's blocks a
+    // cluster) where it can run, on frames of at most 512 x 512 pixels with sets of at most 16 lows: there 0.958-0.966x
+    // the GPU time of C_0.03 strips at 256 x 256 and 512 x 512 (H200, alone; ncu: 7.5 µs against select_kernel's 6.5
+    // and strip_edges_kernel's 3.0). Elsewhere it was no faster or slower: C_0.01 at 256 x 256 1.089x, at 512 x 512
+    // 0.987-0.991x; 640 x 480 C_0.03 1.023x, C_0.01 1.015x; 1080p 1.002-1.004x; 2160p 1.007-1.009x (docs/benchmarks.md,
+    // issue 18, GPU kernels, 28th session). Test hook GPUEC_CANNY_SELECT_CLUSTERS: 0 never, N > 0 wherever it can run.
+    const long long select_hook = gpu::fail_at_frame("GPUEC_CANNY_SELECT_CLUSTERS");
+    const bool select_map =
+        strips && smem_strips && room.select_clusters && splits <= kSelectClusterBlocks &&
+        (select_hook < 0 ? int64_t(W) * H <= kSelectClusterFrame && nlows <= kSelectClusterLows : select_hook > 0);
+    if (select_map) {
+      GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(splits, ns), kSelectThreads, 0, stream, unsigned(splits)},
+                                       select_map_cluster_kernel, ws.gh, ws.sm, W, H, nc, nx, fb_low, fb_high, bins,
+                                       pairs, ws.q, slots, cmax, edges, edges_pitch));
+      return {};
+    }
     GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.gh, ws.sm,
                                      W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
                                      ws.hist + size_t(nregions) * kHistWords));
