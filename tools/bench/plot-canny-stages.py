@@ -21,6 +21,7 @@ STAGES = [  # (label, kernels); templates by their name (front_kernel<3>: front_
                                               "frame_split_finish_kernel"]),
     ("map (strips)", ["strip_edges_kernel"]),
     ("histograms + pair + map (strips, labelling again)", ["strip_final_kernel"]),
+    ("histograms + pair + map (strips, clusters)", ["select_map_cluster_kernel"]),
     ("labelling (tiles)", ["ccl_strip_local_kernel", "ccl_strip_border_kernel", "ccl_max_roots_kernel",
                            "ccl_resolve_roots_kernel", "ccl_tile_listed_kernel", "ccl_tile_redo_kernel"]),
     ("SM (tiles)", ["ccl_count_kernel"]),

@@ -2843,9 +2843,9 @@ gpu::CudaError strip_limits(StripLimits* out) {
     }
   }
   if (major >= 9) {
-    cudaFuncAttributes select{};
-    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&select, select_map_cluster_kernel));
-    l.select_clusters = select.ptxVersion >= 90 && select.binaryVersion >= 90;
+    cudaFuncAttributes select_map{};
+    GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&select_map, select_map_cluster_kernel));
+    l.select_clusters = select_map.ptxVersion >= 90 && select_map.binaryVersion >= 90;
     GPUEC_CUDA_CHECK(cudaFuncGetAttributes(&cluster, strip_count_cluster_kernel));
     // Built from sm_90 PTX or later (a JIT from the compute_75 PTX of the default build gets the trapping body).
     l.cluster_rows = rows_in(pair_bytes, cluster.sharedSizeBytes + size_t(reserved), kMaxClusterRows);
@@ -3264,11 +3264,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const int split_rows = (H + splits - 1) / splits;  // select_kernel's rows a block
     splits = (H + split_rows - 1) / split_rows;         // no block without rows
     // The histograms, the pairs and the map in one launch of clusters (select_map_cluster_kernel, a strip's blocks a
-    // cluster) where it can run, on frames of at most 512 x 512 pixels with sets of at most 16 lows: there 0.958-0.966x
-    // the GPU time of C_0.03 strips at 256 x 256 and 512 x 512 (H200, alone; ncu: 7.5 µs against select_kernel's 6.5
-    // and strip_edges_kernel's 3.0). Elsewhere it was no faster or slower: C_0.01 at 256 x 256 1.089x, at 512 x 512
-    // 0.987-0.991x; 640 x 480 C_0.03 1.023x, C_0.01 1.015x; 1080p 1.002-1.004x; 2160p 1.007-1.009x (docs/benchmarks.md,
-    // issue 18, GPU kernels, 28th session). Test hook GPUEC_CANNY_SELECT_CLUSTERS: 0 never, N > 0 wherever it can run.
+    // cluster) where it can run, on frames of at most 2^18 pixels (512 x 512) with sets of at most 16 lows: there
+    // 0.960-0.966x the GPU time of C_0.03 strips at 256 x 256 and 512 x 512 (H200, alone; ncu at 256 x 256: 7.5 µs
+    // against select_kernel's 6.5 and strip_edges_kernel's 3.0). Elsewhere, forced on: C_0.01 at 256 x 256 1.067-1.089x
+    // (which the limit on lows keeps out, and with it C_0.01 at 512 x 512, 0.984-0.998x); 640 x 480 C_0.03 1.023x,
+    // C_0.01 1.015x; 1080p 1.000-1.004x; 2160p 1.007-1.009x (docs/benchmarks.md, issue 18, GPU kernels, 28th session).
+    // Test hook GPUEC_CANNY_SELECT_CLUSTERS: 0 never, N > 0 wherever it can run.
     const long long select_hook = gpu::fail_at_frame("GPUEC_CANNY_SELECT_CLUSTERS");
     const bool select_map =
         strips && smem_strips && room.select_clusters && splits <= kSelectClusterBlocks &&
