@@ -84,6 +84,13 @@ for i in "${!names[@]}"; do
   fi
   build=$root/$name/build
   echo "$prog: $name = $rev: building in $build"
+  # A NAME given before as WORKTREE and now as a revision (or the other way round) has a build folder made for the
+  # other source folder: ninja would build that one, silently. Such a folder is made again.
+  if [ -f "$build/CMakeCache.txt" ] &&
+    [ "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")" != "$(cd "$src" && pwd)" ]; then
+    echo "$prog: $name: $build was made for another source folder; making it again"
+    rm -rf "$build"
+  fi
   if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$src" -B "$build" -G Ninja -DGPUEC_SHARED_DIR="$shared" >"$root/$name.configure.log" 2>&1 ||
       die "$name: cmake failed: $root/$name.configure.log"
