@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -101,6 +102,17 @@ Image top_left(const Image& img) {
   Image crop(std::min(img.w, 96), std::min(img.h, 64));
   for (int y = 0; y < crop.h; ++y) std::memcpy(&crop.at(0, y), &img.px[size_t(y) * img.w], size_t(crop.w));
   return crop;
+}
+
+// Runs body(value) with the test hook `var` set to each of `values` in turn ("": unset, the default rule), then unsets it.
+template <class Body>
+void for_each_hook(const char* var, std::initializer_list<const char*> values, Body body) {
+  for (const char* value : values) {
+    setenv(var, value, 1);
+    SCOPED_TRACE(std::string(var) + "=" + value);
+    body(value);
+  }
+  unsetenv(var);
 }
 
 struct Config {
@@ -753,8 +765,7 @@ TEST(CannyCuda, SelectClusters) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 29);
   const bool small = under_sanitizer();
-  for (const char* hook : {"1", "0", ""}) {
-    setenv("GPUEC_CANNY_SELECT_CLUSTERS", hook, 1);
+  for_each_hook("GPUEC_CANNY_SELECT_CLUSTERS", {"1", "0", ""}, [&](const char* hook) {
     for (const auto& [w, h] : {std::pair<int, int>{33, 7}, std::pair<int, int>{256, 256}, std::pair<int, int>{70, 511},
                                std::pair<int, int>{512, 512}, std::pair<int, int>{1920, 1080},
                                std::pair<int, int>{520, 2049}}) {
@@ -767,7 +778,35 @@ TEST(CannyCuda, SelectClusters) {
         compare(img, c);
       }
     }
-  }
+  });
+}
+
+// select_kernel reading G before its wait (select_kernel<true>): GPUEC_CANNY_SELECT_PREFETCH=1 at every size, =0 never,
+// and the default rule (frames under 2^20 pixels), in strip mode with the clusters off (so that select_kernel runs)
+// and in frame mode, where a block's region spans the frame's width (pieces of several chunks a row): 33 x 7,
+// 256 x 256, 70 x 511 with an output pitch, 640 x 480; 1920 x 1080 with =1 alone (=0 and the rule take
+// select_kernel<false> there, as RandomStructureLarge compares); both sets. select_map_cluster_kernel always reads
+// before its wait: SelectClusters.
+TEST(CannyCuda, SelectPrefetch) {
+  REQUIRE_GPU();
+  std::mt19937 rng(test_seed() + 31);
+  const bool small = under_sanitizer();
+  setenv("GPUEC_CANNY_SELECT_CLUSTERS", "0", 1);
+  for_each_hook("GPUEC_CANNY_SELECT_PREFETCH", {"1", "0", ""}, [&](const char* hook) {
+    for (const auto& [w, h] : {std::pair<int, int>{33, 7}, std::pair<int, int>{256, 256}, std::pair<int, int>{70, 511},
+                               std::pair<int, int>{640, 480}, std::pair<int, int>{1920, 1080}}) {
+      if (w * h > 300000 && (small || (w == 1920 && *hook != '1'))) continue;
+      const Image img = structure_image(w, h, rng);
+      for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame})
+        for (int step : {1, 3}) {
+          Config c;
+          c.mode = mode;
+          c.step = step;
+          c.edges_pad = w == 70 ? 5 : 0;
+          compare(img, c);
+        }
+    }
+  });
   unsetenv("GPUEC_CANNY_SELECT_CLUSTERS");
 }
 

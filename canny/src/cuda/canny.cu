@@ -51,7 +51,11 @@ bool valid_size(int width, int height) {
 // before it ends. Every kernel starts with after_previous(), before any access to global memory other than its
 // source image: it waits there until the kernel before it has finished and its writes are visible (that kernel
 // waited for the one before it, and so on: each kernel sees every earlier one done), then lets the next kernel's
-// blocks launch.
+// blocks launch. One exception: the select kernels (select_kernel<true>, select_map_cluster_kernel) read codes_kernel's
+// outputs (gh, q) before their wait, past L1 (__ldcg). A counting kernel always runs between the two, and it let their
+// blocks launch only after its own wait, when codes_kernel was done and its writes were in L2; nothing writes gh or q
+// after codes_kernel in a call. On small frames their blocks launch while the counts run, and the reads wait beside
+// them.
 __device__ __forceinline__ void after_previous() {
   gpu::pdl_wait();
   gpu::pdl_trigger();
@@ -819,31 +823,53 @@ struct BlockHistograms {
   }
 };
 
+// A thread's G half steps of its first kHistU pieces of rows [y0, y1) x columns [x0, x1) (region_histograms' order),
+// 4 a word, for region_histograms' `pre`: read before after_previous, past L1 (see "launches": gh is codes_kernel's,
+// done before the counting kernel between them let this kernel's blocks launch).
+constexpr int kHistU = 8;
+// Piece k of a region of `pieces` pieces (`chunks` a row), column tx of it: its pixel's index; false where none.
+__device__ __forceinline__ bool piece_pixel(int k, int pieces, int chunks, int W, int x0, int x1, int y0, int tx,
+                                            uint32_t* idx) {
+  // a strip (chunks == 1): a row a piece, without the division
+  const int y = y0 + (chunks == 1 ? k : k / chunks);
+  const int x = x0 + (chunks == 1 ? 0 : (k % chunks) * kStripWidth) + tx;
+  const bool in = k < pieces && x < x1;
+  *idx = in ? uint32_t(y) * uint32_t(W) + uint32_t(x) : 0u;  // W * H <= kMaxPixels < 2^32
+  return in;
+}
+__device__ __forceinline__ void prefetch_g(const uint8_t* __restrict__ gh, int W, int x0, int x1, int y0, int y1,
+                                           int tx, int ty, int ny, uint32_t (&pre)[kHistU / 4]) {
+  const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
+#pragma unroll
+  for (int w = 0; w < kHistU / 4; ++w) pre[w] = 0;
+#pragma unroll
+  for (int u = 0; u < kHistU; ++u) {
+    uint32_t i;
+    if (piece_pixel(ty + u * ny, pieces, chunks, W, x0, x1, y0, tx, &i))
+      pre[u / 4] |= uint32_t(__ldcg(gh + i)) << (8 * (u % 4));
+  }
+}
+
 // The histograms of the pixels of rows [y0, y1) x columns [x0, x1) (BlockHistograms::add into the block's counts), by
 // threads (tx, ty) of 32 x ny: a warp takes 32 columns of a row at a time, the warps spread over the (row, 32
 // columns) pieces, so that every warp has work for a strip (a piece a row) and for a whole frame's rows (a block
 // may hold a single row). A thread issues the loads of kU pieces together, SM first, then G where SM is not 0: two
 // waits for memory a kU pieces instead of two a piece (at 512 x 512 a block of a strip is latency-bound: 8 pieces a
-// thread).
+// thread). With `pre` (prefetch_g's words) the first kU pieces take their G from it: one wait for memory.
 __device__ __forceinline__ void region_histograms(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm,
                                                   int W, int x0, int x1, int y0, int y1, int tx, int ty, int ny,
-                                                  uint32_t unc, BlockHistograms& hist) {
+                                                  uint32_t unc, BlockHistograms& hist,
+                                                  const uint32_t* pre = nullptr) {
   const int chunks = (x1 - x0 + kStripWidth - 1) / kStripWidth, pieces = (y1 - y0) * chunks;
-  constexpr int kU = 8;
+  constexpr int kU = kHistU;
   for (int k0 = ty; k0 < pieces; k0 += kU * ny) {
     uint32_t idx[kU], sv[kU], gv[kU];
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int k = k0 + u * ny;
-      // a strip (chunks == 1): a row a piece, without the division
-      const int y = y0 + (chunks == 1 ? k : k / chunks);
-      const int x = x0 + (chunks == 1 ? 0 : (k % chunks) * kStripWidth) + tx;
-      const bool in = k < pieces && x < x1;
-      idx[u] = in ? uint32_t(y) * uint32_t(W) + uint32_t(x) : 0u;  // W * H <= kMaxPixels < 2^32
-      sv[u] = in ? sm[idx[u]] : 0u;
-    }
+    for (int u = 0; u < kU; ++u)
+      sv[u] = piece_pixel(k0 + u * ny, pieces, chunks, W, x0, x1, y0, tx, &idx[u]) ? sm[idx[u]] : 0u;
 #pragma unroll
-    for (int u = 0; u < kU; ++u) gv[u] = sv[u] ? gh[idx[u]] : 0u;
+    for (int u = 0; u < kU; ++u)
+      gv[u] = pre && k0 == ty ? (pre[u / 4] >> (8 * (u % 4))) & 0xffu : sv[u] ? gh[idx[u]] : 0u;
 #pragma unroll
     for (int u = 0; u < kU; ++u)
       if (sv[u]) hist.add(sv[u], gv[u], unc);
@@ -2543,21 +2569,29 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
 // region's global counts (hist: per region 2 x (kMaxThreshold + 2) words, zero on entry); the last block of
 // the region (counter done[r]) picks the pair. Writes pairs[r], or every one of the ns entries when `all`.
 // Four blocks a multiprocessor (32 registers; ptxas takes 38 without the minimum, three blocks): the kernel is bound by
-// the latency of its loads.
-__global__ void __launch_bounds__(kSelectThreads, 4)
+// the latency of its loads. kPre: the histograms' setup and the first pieces' G before the wait (prefetch_g), two
+// blocks a multiprocessor (56 registers; with four, 32 and spills), for blocks that launch while the counts run.
+template <bool kPre>
+__global__ void __launch_bounds__(kSelectThreads, kPre ? 2 : 4)
 select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W, int H, int rcols, int nc,
               int nx, int fb_low, int fb_high, Bins bins, ThresholdPair* pairs, int ns, int all, uint32_t* hist,
               uint32_t* done) {
-  after_previous();
   __shared__ BlockHistograms block_hist;
   __shared__ bool last;
-  block_hist.init(bins, nc);
-  uint32_t* g_count = block_hist.g_count;
-  uint32_t* p_hist = block_hist.p_hist;
   const int x0 = blockIdx.x * rcols, x1 = min(W, x0 + rcols);
   const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
-  region_histograms(gh, sm, W, x0, x1, y0, y1, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
-                    int(blockDim.x / kStripWidth), uint32_t(nc), block_hist);
+  const int tx = int(threadIdx.x % kStripWidth), ty = int(threadIdx.x / kStripWidth);
+  const int ny = int(blockDim.x / kStripWidth);
+  uint32_t pre[kHistU / 4];
+  if (kPre) {  // before the wait: the shared histograms' setup and the first pieces' G (prefetch_g)
+    block_hist.init(bins, nc);
+    prefetch_g(gh, W, x0, x1, y0, y1, tx, ty, ny, pre);
+  }
+  after_previous();
+  if (!kPre) block_hist.init(bins, nc);
+  uint32_t* g_count = block_hist.g_count;
+  uint32_t* p_hist = block_hist.p_hist;
+  region_histograms(gh, sm, W, x0, x1, y0, y1, tx, ty, ny, uint32_t(nc), block_hist, kPre ? pre : nullptr);
   __syncthreads();
   uint32_t* rh = hist + size_t(blockIdx.x) * kHistWords;
   if (gridDim.y > 1) {
@@ -2593,21 +2627,35 @@ select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, i
 // barrier of the cluster, block 0 adds the others' histograms from their shared memory, picks the pair
 // (pick_pair_warp), writes it to pairs and into every block's shared memory; after a second barrier each block writes
 // the map of its own rows. Neither the histograms' global words, nor a fence, nor a counter, nor a launch of the map.
-__global__ void __launch_bounds__(kSelectThreads, 4)
+// Before the wait, as select_kernel<true>, and with the codes of the map's first kMapPre rows; two blocks a
+// multiprocessor (56 registers; with four, 32 and 48 bytes of spills).
+constexpr int kMapPre = 4;  // the map's codes a thread loads before the wait
+__global__ void __launch_bounds__(kSelectThreads, 2)
 select_map_cluster_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W, int H, int nc,
                           int nx, int fb_low, int fb_high, Bins bins, ThresholdPair* pairs,
                           const uint16_t* __restrict__ q, LowSlots slots, const uint8_t* __restrict__ cmax,
                           uint8_t* __restrict__ edges, int edges_pitch) {
-  after_previous();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   __shared__ BlockHistograms block_hist;
   __shared__ ThresholdPair pair;
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  block_hist.init(bins, nc);
   const int x0 = int(blockIdx.y) * kStripWidth, x1 = min(W, x0 + kStripWidth);
   const int rows = (H + gridDim.x - 1) / gridDim.x, y0 = int(blockIdx.x) * rows, y1 = min(H, y0 + rows);
-  region_histograms(gh, sm, W, x0, x1, y0, y1, int(threadIdx.x % kStripWidth), int(threadIdx.x / kStripWidth),
-                    int(blockDim.x / kStripWidth), uint32_t(nc), block_hist);
+  const int tx = int(threadIdx.x % kStripWidth), ty = int(threadIdx.x / kStripWidth);
+  const int ny = int(blockDim.x / kStripWidth);
+  const int x = x0 + tx;
+  // Before the wait (as select_kernel<true>): the shared histograms' setup, the first pieces' G, and the codes of the
+  // map's first kMapPre rows, 2 a word.
+  block_hist.init(bins, nc);
+  uint32_t pre[kHistU / 4], qpre[kMapPre / 2] = {};
+  prefetch_g(gh, W, x0, x1, y0, y1, tx, ty, ny, pre);
+#pragma unroll
+  for (int u = 0; u < kMapPre; ++u) {
+    const int y = y0 + ty + u * ny;
+    if (x < x1 && y < y1) qpre[u / 2] |= uint32_t(__ldcg(q + size_t(y) * W + x)) << (16 * (u % 2));
+  }
+  after_previous();
+  region_histograms(gh, sm, W, x0, x1, y0, y1, tx, ty, ny, uint32_t(nc), block_hist, pre);
   cluster.sync();
   if (cluster.block_rank() == 0) {
     const int K = int(cluster.num_blocks());
@@ -2626,13 +2674,16 @@ select_map_cluster_kernel(const uint8_t* __restrict__ gh, const uint16_t* __rest
   }
   cluster.sync();  // the pair in every block; block 0 has read the others' histograms
   const ThresholdPair t = pair;
-  const int x = x0 + int(threadIdx.x % kStripWidth);
   if (x >= x1) return;
   const uint8_t* plane = t.low != t.high ? cmax + size_t(slots.of[t.low]) * W * H : nullptr;
-  for (int y = y0 + int(threadIdx.x / kStripWidth); y < y1; y += int(blockDim.x / kStripWidth)) {
+  auto map_at = [&](int y, uint32_t code) {
     const size_t i = size_t(y) * W + x;
-    edges[size_t(y) * edges_pitch + x] = map_edge(q[i], t.low, t.high, [&] { return uint32_t(plane[i]); });
-  }
+    edges[size_t(y) * edges_pitch + x] = map_edge(code, t.low, t.high, [&] { return uint32_t(plane[i]); });
+  };
+  int y = y0 + ty;
+#pragma unroll
+  for (int u = 0; u < kMapPre && y < y1; ++u, y += ny) map_at(y, (qpre[u / 2] >> (16 * (u % 2))) & 0xffffu);
+  for (; y < y1; y += ny) map_at(y, q[size_t(y) * W + x]);
 #else
   __trap();  // clusters need sm_90: the host never launches this kernel below it
 #endif
@@ -3274,13 +3325,22 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const bool select_map =
         strips && smem_strips && room.select_clusters && splits <= kSelectClusterBlocks &&
         (select_hook < 0 ? int64_t(W) * H <= kSelectClusterFrame && nlows <= kSelectClusterLows : select_hook > 0);
+    // select_kernel's G read before its wait (select_kernel<true>, two blocks a multiprocessor) on frames under 2^20
+    // pixels, whose select blocks wait beside the counting blocks: H200, alone, 640 x 480 strips 0.969 / 0.981x the GPU
+    // time of C_0.03 / C_0.01 (with four blocks a multiprocessor, 32 registers and spills: 0.975 / 0.981); at 1080p
+    // and 2160p, where they do not wait beside the counts, 1.047 / 1.085x (four blocks: 1.023 / 1.028)
+    // (docs/benchmarks.md, issue 18, GPU kernels, 29th session). Test hook GPUEC_CANNY_SELECT_PREFETCH: 0 never,
+    // N > 0 at every size.
+    const long long prefetch_hook = gpu::fail_at_frame("GPUEC_CANNY_SELECT_PREFETCH");
+    const bool prefetch = prefetch_hook < 0 ? int64_t(W) * H < kSelectSmallFrame : prefetch_hook > 0;
     if (select_map) {
       GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(splits, ns), kSelectThreads, 0, stream, unsigned(splits)},
                                        select_map_cluster_kernel, ws.gh, ws.sm, W, H, nc, nx, fb_low, fb_high, bins,
                                        pairs, ws.q, slots, cmax, edges, edges_pitch));
       return {};
     }
-    GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream}, select_kernel, ws.gh, ws.sm,
+    GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream},
+                                     prefetch ? select_kernel<true> : select_kernel<false>, ws.gh, ws.sm,
                                      W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
                                      ws.hist + size_t(nregions) * kHistWords));
     if (smem_strips) {  // every pair's low has its maxima in cmax (or equals the high)
