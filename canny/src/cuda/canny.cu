@@ -33,6 +33,7 @@ constexpr int kSelectThreads = 512;     // histogram / threshold search kernel
 // select_map_cluster_kernel: at most kSelectClusterBlocks blocks a strip (a portable cluster), on frames of at most
 // kSelectClusterFrame pixels with at most kSelectClusterLows lows (detect_edges_cuda: where it was measured faster).
 constexpr int kSelectClusterBlocks = 8, kSelectClusterFrame = 1 << 18, kSelectClusterLows = 16;
+constexpr int kSelectPrefetchStrips = 1 << 19, kSelectPrefetchFrame = 1 << 20;  // select_kernel<true>'s frames
 constexpr int kSelectPixels = 4096, kSelectSmallFrame = 1 << 20, kSelectSmallBlocks = 100, kSelectTallBlocks = 16;
 
 struct Taps {
@@ -3325,14 +3326,15 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const bool select_map =
         strips && smem_strips && room.select_clusters && splits <= kSelectClusterBlocks &&
         (select_hook < 0 ? int64_t(W) * H <= kSelectClusterFrame && nlows <= kSelectClusterLows : select_hook > 0);
-    // select_kernel's G read before its wait (select_kernel<true>, two blocks a multiprocessor) on frames under 2^20
-    // pixels, whose select blocks wait beside the counting blocks: H200, alone, 640 x 480 strips 0.969 / 0.981x the GPU
-    // time of C_0.03 / C_0.01 (with four blocks a multiprocessor, 32 registers and spills: 0.975 / 0.981); at 1080p
-    // and 2160p, where they do not wait beside the counts, 1.047 / 1.085x (four blocks: 1.023 / 1.028)
-    // (docs/benchmarks.md, issue 18, GPU kernels, 29th session). Test hook GPUEC_CANNY_SELECT_PREFETCH: 0 never,
-    // N > 0 at every size.
+    // select_kernel's G read before its wait (select_kernel<true>, two blocks a multiprocessor) where its blocks launch
+    // while the counts run: strips of frames of at most 2^19 pixels (800 x 600), frame mode up to 2^20 (1024 x 1024).
+    // H200, alone, the GPU time against four blocks a multiprocessor without the reads: strips 0.952-0.979x at 640 x 480
+    // and 800 x 600, but 1.013-1.052x at 1024 x 768 and 1280 x 720 and 1.011x at 1024 x 1024; frames 0.951-0.999x from
+    // 256 x 256 to 1024 x 1024, 1.025x at 1080p and 1.073x at 2160p (docs/benchmarks.md, issue 18, GPU kernels, 29th
+    // session). Test hook GPUEC_CANNY_SELECT_PREFETCH: 0 never, N > 0 at every size.
     const long long prefetch_hook = gpu::fail_at_frame("GPUEC_CANNY_SELECT_PREFETCH");
-    const bool prefetch = prefetch_hook < 0 ? int64_t(W) * H < kSelectSmallFrame : prefetch_hook > 0;
+    const bool prefetch = prefetch_hook < 0 ? int64_t(W) * H <= (strips ? kSelectPrefetchStrips : kSelectPrefetchFrame)
+                                            : prefetch_hook > 0;
     if (select_map) {
       GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(splits, ns), kSelectThreads, 0, stream, unsigned(splits)},
                                        select_map_cluster_kernel, ws.gh, ws.sm, W, H, nc, nx, fb_low, fb_high, bins,
