@@ -782,9 +782,9 @@ TEST(CannyCuda, SelectClusters) {
 }
 
 // select_kernel reading G before its wait (select_kernel<true>): GPUEC_CANNY_SELECT_PREFETCH=1 at every size, =0 never,
-// and the default rule (strips up to 2^19 pixels, frames up to 2^20), in strip mode with the clusters off (so that select_kernel runs)
-// and in frame mode, where a block's region spans the frame's width (pieces of several chunks a row): 33 x 7,
-// 256 x 256, 70 x 511 with an output pitch, 640 x 480; 1920 x 1080 with =1 alone (=0 and the rule take
+// and the default rule (strips up to 2^19 pixels, frames up to 2^20), in strip mode with the clusters off (so that
+// select_kernel runs) and in frame mode, where a block's region spans the frame's width (pieces of several chunks a
+// row): 33 x 7, 256 x 256, 70 x 511 with an output pitch, 640 x 480; 1920 x 1080 with =1 alone (=0 and the rule take
 // select_kernel<false> there, as RandomStructureLarge compares); both sets. select_map_cluster_kernel always reads
 // before its wait: SelectClusters.
 TEST(CannyCuda, SelectPrefetch) {
