@@ -2624,12 +2624,15 @@ select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, i
 
 // Strip mode's histograms, pair and map where every pair's low has its maxima in cmax (strip_edges_kernel's case), a
 // cluster of gridDim.x blocks a strip (at most kSelectClusterBlocks): strip blockIdx.y, its rows split over the
-// cluster's blocks as select_kernel splits them. Each block counts its rows into its shared histograms; after a
-// barrier of the cluster, block 0 adds the others' histograms from their shared memory, picks the pair
-// (pick_pair_warp), writes it to pairs and into every block's shared memory; after a second barrier each block writes
-// the map of its own rows. Neither the histograms' global words, nor a fence, nor a counter, nor a launch of the map.
-// Before the wait, as select_kernel<true>, and with the codes of the map's first kMapPre rows; two blocks a
-// multiprocessor (56 registers; with four, 32 and 48 bytes of spills).
+// cluster's blocks as select_kernel splits them. Each block counts its rows into its shared histograms, then the
+// blocks other than 0 add theirs into block 0's acc (reductions into its shared memory, which wait for no reply; the
+// arrival at the barrier that orders them after acc's zeroing comes before the wait). After a barrier of the cluster,
+// block 0 adds acc to its own, picks the pair (pick_pair_warp), writes it to pairs and into every block's shared
+// memory; after a second barrier each block writes the map of its own rows. Neither the histograms' global words, nor
+// a fence, nor a counter, nor a launch of the map. Before the wait, as select_kernel<true>, and with the codes of the
+// map's first kMapPre rows; two blocks a multiprocessor (56 registers; with four, 32 and 48 bytes of spills). H200,
+// alone: the adds into block 0 instead of its loads of the others' words (seven a word at 512 x 512), C_0.03 strips
+// 0.988-0.994x at 512 x 512.
 constexpr int kMapPre = 4;  // the map's codes a thread loads before the wait
 __global__ void __launch_bounds__(kSelectThreads, 2)
 select_map_cluster_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W, int H, int nc,
@@ -2645,9 +2648,12 @@ select_map_cluster_kernel(const uint8_t* __restrict__ gh, const uint16_t* __rest
   const int tx = int(threadIdx.x % kStripWidth), ty = int(threadIdx.x / kStripWidth);
   const int ny = int(blockDim.x / kStripWidth);
   const int x = x0 + tx;
-  // Before the wait (as select_kernel<true>): the shared histograms' setup, the first pieces' G, and the codes of the
-  // map's first kMapPre rows, 2 a word.
+  // Before the wait (as select_kernel<true>): acc and the shared histograms' setup, the arrival that publishes it, the
+  // first pieces' G, and the codes of the map's first kMapPre rows, 2 a word.
+  __shared__ uint32_t acc[2 * (kMaxThreshold + 2)];  // block 0: the other blocks' histograms, added
+  for (int j = threadIdx.x; j < 2 * (kMaxThreshold + 2); j += blockDim.x) acc[j] = 0;
   block_hist.init(bins, nc);
+  auto zeroed = cluster.barrier_arrive();
   uint32_t pre[kHistU / 4], qpre[kMapPre / 2] = {};
   prefetch_g(gh, W, x0, x1, y0, y1, tx, ty, ny, pre);
 #pragma unroll
@@ -2657,15 +2663,19 @@ select_map_cluster_kernel(const uint8_t* __restrict__ gh, const uint16_t* __rest
   }
   after_previous();
   region_histograms(gh, sm, W, x0, x1, y0, y1, tx, ty, ny, uint32_t(nc), block_hist, pre);
-  cluster.sync();
-  if (cluster.block_rank() == 0) {
+  cluster.barrier_wait(std::move(zeroed));  // every block's acc is zero
+  __syncthreads();                          // this block's histograms are complete
+  const bool first = cluster.block_rank() == 0;
+  auto word = [&](int j) {
+    return j < kMaxThreshold + 2 ? block_hist.g_count + j : block_hist.p_hist + (j - kMaxThreshold - 2);
+  };
+  if (!first)
+    for (int j = threadIdx.x; j < 2 * (kMaxThreshold + 2); j += blockDim.x)
+      if (const uint32_t v = *word(j)) atomicAdd(cluster.map_shared_rank(acc + j, 0), v);
+  cluster.sync();  // block 0's acc holds the others' histograms
+  if (first) {
     const int K = int(cluster.num_blocks());
-    for (int j = threadIdx.x; j < 2 * (kMaxThreshold + 2); j += blockDim.x) {
-      uint32_t* own = j < kMaxThreshold + 2 ? block_hist.g_count + j : block_hist.p_hist + (j - kMaxThreshold - 2);
-      uint32_t sum = *own;
-      for (int r = 1; r < K; ++r) sum += *cluster.map_shared_rank(own, r);
-      *own = sum;
-    }
+    for (int j = threadIdx.x; j < 2 * (kMaxThreshold + 2); j += blockDim.x) *word(j) += acc[j];
     __syncthreads();
     if (threadIdx.x < 32) {
       const ThresholdPair out = pick_pair_warp(block_hist.g_count, block_hist.p_hist, nx, fb_low, fb_high);
@@ -2673,7 +2683,7 @@ select_map_cluster_kernel(const uint8_t* __restrict__ gh, const uint16_t* __rest
       if (threadIdx.x == 0) pairs[blockIdx.y] = out;
     }
   }
-  cluster.sync();  // the pair in every block; block 0 has read the others' histograms
+  cluster.sync();  // the pair in every block
   const ThresholdPair t = pair;
   if (x >= x1) return;
   const uint8_t* plane = t.low != t.high ? cmax + size_t(slots.of[t.low]) * W * H : nullptr;
