@@ -104,7 +104,7 @@ Image top_left(const Image& img) {
   return crop;
 }
 
-// Runs body(value) with the test hook `var` set to each of `values` in turn ("": unset, the default rule), then unsets it.
+// Runs body(value) with the test hook `var` set to each of `values` in turn ("": the default rule), then unsets it.
 template <class Body>
 void for_each_hook(const char* var, std::initializer_list<const char*> values, Body body) {
   for (const char* value : values) {
@@ -784,8 +784,9 @@ TEST(CannyCuda, SelectClusters) {
 // select_kernel reading G before its wait (select_kernel<true>): GPUEC_CANNY_SELECT_PREFETCH=1 at every size, =0 never,
 // and the default rule (strips up to 2^19 pixels, frames up to 2^20), in strip mode with the clusters off (so that
 // select_kernel runs) and in frame mode, where a block's region spans the frame's width (pieces of several chunks a
-// row): 33 x 7, 256 x 256, 70 x 511 with an output pitch, 640 x 480; 1920 x 1080 with =1 alone (=0 and the rule take
-// select_kernel<false> there, as RandomStructureLarge compares); both sets. select_map_cluster_kernel always reads
+// row): 33 x 7, 256 x 256, 70 x 511 with an output pitch, 640 x 480 (not under a sanitizer); 1920 x 1080 with =1 alone
+// (=0 and the rule take select_kernel<false> there, as RandomStructureLarge compares); both sets. At every size run,
+// the rule takes select_kernel<true> as =1 does (its host path is what "" adds). select_map_cluster_kernel always reads
 // before its wait: SelectClusters.
 TEST(CannyCuda, SelectPrefetch) {
   REQUIRE_GPU();

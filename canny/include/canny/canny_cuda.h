@@ -31,9 +31,9 @@
 // the edge map from the plane of the pair's low; on frames of at most 2^18 pixels (512x512) with sets of up to 16
 // lows and at most 8 such blocks a strip (sm_90), a strip's blocks are one cluster instead, which adds their
 // histograms in distributed shared memory, picks the pair and writes the map in the same launch
-// (select_map_cluster_kernel). Where the select blocks launch while the counts run (the clusters; select_kernel on
-// strips of up to 2^19 pixels and frames of up to 2^20), they read the codes' outputs before their wait for the
-// counts (canny.cu, "launches"). Where a pair's low may have no plane (a candidate set with more lows
+// (select_map_cluster_kernel). Where the select blocks launch while the counts run (the clusters; select_kernel in
+// strip mode on frames of up to 2^19 pixels, in frame mode up to 2^20), they read the codes' outputs before their wait
+// for the counts (canny.cu, "launches"). Where a pair's low may have no plane (a candidate set with more lows
 // than planes, or a grid value that is not a low; never the standard sets), one block per strip labels
 // again (up to 1184 rows). The row limits shrink with the device's shared memory per block (about 840 rows
 // for one block on an A100), and clusters need a device of compute capability 9.0 or more running code built
@@ -80,8 +80,9 @@
 //     (cudaMalloc), any contents (the call clears what it needs). Scratch for this call only.
 //   - Asynchronous: enqueued on `stream`; no allocation; no synchronization. Its kernels after the first are
 //     launched with programmatic dependent launch (each may start while the one before it ends, and waits for it
-//     before touching memory), so work the caller enqueues on `stream` after the call still starts after all of
-//     them (an ordinary launch, copy or event waits for every kernel before it).
+//     before touching memory, but for the select kernels' reads of the codes: canny.cu, "launches"), so work the
+//     caller enqueues on `stream` after the call still starts after all of them (an ordinary launch, copy or event
+//     waits for every kernel before it).
 //   - Errors are values: cudaErrorInvalidValue (this library's file and line) where detect_edges_ref
 //     returns a Status < 0 (null pointers, sizes, pitches, sigma, mode, candidates, fixed pair) and for
 //     a short or misaligned workspace; else the first failing CUDA call. Kernel faults appear at the next

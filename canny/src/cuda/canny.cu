@@ -53,10 +53,11 @@ bool valid_size(int width, int height) {
 // source image: it waits there until the kernel before it has finished and its writes are visible (that kernel
 // waited for the one before it, and so on: each kernel sees every earlier one done), then lets the next kernel's
 // blocks launch. One exception: the select kernels (select_kernel<true>, select_map_cluster_kernel) read codes_kernel's
-// outputs (gh, q) before their wait, past L1 (__ldcg). A counting kernel always runs between the two, and it let their
-// blocks launch only after its own wait, when codes_kernel was done and its writes were in L2; nothing writes gh or q
-// after codes_kernel in a call. On small frames their blocks launch while the counts run, and the reads wait beside
-// them.
+// outputs (gh, q) before their wait, past L1 (__ldcg). A counting kernel always runs between the two, and it lets their
+// blocks launch only after its own wait, when codes_kernel has completed and its memory operations are performed;
+// nothing writes gh or q after codes_kernel in a call. The PTX model states that visibility for the waiting grid only:
+// the reads rely on "performed" meaning in L2, where loads past L1 find them, for a later grid too. On small frames
+// their blocks launch while the counts run, and the reads wait beside them.
 __device__ __forceinline__ void after_previous() {
   gpu::pdl_wait();
   gpu::pdl_trigger();
@@ -3337,11 +3338,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
         strips && smem_strips && room.select_clusters && splits <= kSelectClusterBlocks &&
         (select_hook < 0 ? int64_t(W) * H <= kSelectClusterFrame && nlows <= kSelectClusterLows : select_hook > 0);
     // select_kernel's G read before its wait (select_kernel<true>, two blocks a multiprocessor) where its blocks launch
-    // while the counts run: strips of frames of at most 2^19 pixels (800 x 600), frame mode up to 2^20 (1024 x 1024).
-    // H200, alone, the GPU time against four blocks a multiprocessor without the reads: strips 0.952-0.979x at 640 x 480
-    // and 800 x 600, but 1.013-1.052x at 1024 x 768 and 1280 x 720 and 1.011x at 1024 x 1024; frames 0.951-0.999x from
-    // 256 x 256 to 1024 x 1024, 1.025x at 1080p and 1.073x at 2160p (docs/benchmarks.md, issue 18, GPU kernels, 29th
-    // session). Test hook GPUEC_CANNY_SELECT_PREFETCH: 0 never, N > 0 at every size.
+    // while the counts run: strip mode on frames of at most 2^19 pixels (800 x 600), frame mode up to 2^20 pixels
+    // (1024 x 1024). H200, alone, the GPU time against four blocks a multiprocessor without the reads: strips
+    // 0.952-0.979x at 640 x 480 and 800 x 600, but 1.013-1.052x at 1024 x 768 and 1280 x 720 and 1.011x at 1024 x 1024;
+    // frames 0.951-0.999x from 256 x 256 to 1024 x 768, 0.985-0.991x at 1024 x 1024 (0.989-0.997x against the same
+    // build without the reads: no loss, within noise), 1.025x at 1080p and 1.073x at 2160p (docs/benchmarks.md, issue
+    // 18, GPU kernels, 29th session). Test hook GPUEC_CANNY_SELECT_PREFETCH: 0 never, N > 0 at every size.
     const long long prefetch_hook = gpu::fail_at_frame("GPUEC_CANNY_SELECT_PREFETCH");
     const bool prefetch = prefetch_hook < 0 ? int64_t(W) * H <= (strips ? kSelectPrefetchStrips : kSelectPrefetchFrame)
                                             : prefetch_hook > 0;
