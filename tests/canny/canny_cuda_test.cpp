@@ -211,6 +211,14 @@ bool compare(const Image& img, const Config& cfg, std::vector<ThresholdPair>* cp
   return ok;
 }
 
+// compare() for both standard candidate sets (C_0.01, then C_0.03), the rest of cfg as given.
+void compare_sets(const Image& img, Config cfg) {
+  for (int step : {1, 3}) {
+    cfg.step = step;
+    compare(img, cfg);
+  }
+}
+
 // gradient_map_cuda against gradient_map_ref, floats bit for bit, canary floats in the padding and after.
 bool compare_gradient(const Image& img, float sigma, int g_pad) {
   Config cfg;
@@ -534,11 +542,7 @@ TEST(CannyCuda, HeightsAroundSharedMemoryLimits) {
   for (int h : {255, 256, 257, 1184, 1185}) {
     if (under_sanitizer() && h > 257) continue;
     const Image img = structure_image(70, h, rng);
-    for (int step : {1, 3}) {
-      Config c;
-      c.step = step;
-      compare(img, c);
-    }
+    compare_sets(img, Config{});
   }
 }
 
@@ -611,12 +615,9 @@ TEST(CannyCuda, TilePathPartBoundaries) {
     for (int w : {70, 96}) {
       if (small && w != 70) continue;
       const Image img = structure_image(w, h, rng);
-      for (int step : {1, 3}) {
-        Config c;
-        c.mode = ThresholdMode::kFrame;
-        c.step = step;
-        compare(img, c);
-      }
+      Config c;
+      c.mode = ThresholdMode::kFrame;
+      compare_sets(img, c);
       Config f;  // the fixed pair's map: the tile path's one labelling
       f.mode = ThresholdMode::kFixed;
       compare(img, f);
@@ -654,14 +655,11 @@ TEST(CannyCuda, FrameJoined) {
       if (*z.launches) setenv("GPUEC_CANNY_FRAME_JOINED", z.launches, 1);
       for (bool noise : {false, true}) {
         const Image img = noise ? noise_image(z.w, z.h, rng) : structure_image(z.w, z.h, rng);
-        for (int step : {1, 3}) {
-          Config c;
-          c.mode = ThresholdMode::kFrame;
-          c.step = step;
-          SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure") +
-                       " GPUEC_CANNY_FRAME_JOINED=" + z.launches);
-          compare(img, c);
-        }
+        Config c;
+        c.mode = ThresholdMode::kFrame;
+        SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure") +
+                     " GPUEC_CANNY_FRAME_JOINED=" + z.launches);
+        compare_sets(img, c);
       }
       unsetenv("GPUEC_CANNY_FRAME_JOINED");
     }
@@ -725,11 +723,7 @@ TEST(CannyCuda, TallStripsInClusters) {
     if (small && h != 1185 && h != 2049) continue;
     // Width 96: whole strips, rows of 16-byte loads; 70 (a partial strip, scalar loads) at one height.
     const Image img = structure_image(small ? 40 : (h == 2160 ? 70 : 96), h, rng);
-    for (int step : {1, 3}) {
-      Config c;
-      c.step = step;
-      compare(img, c);
-    }
+    compare_sets(img, Config{});
   }
   const Image img = structure_image(40, 1300, rng);
   Config c;
@@ -747,11 +741,7 @@ TEST(CannyCuda, TallStripsSelectBlocks) {
   std::mt19937 rng(test_seed() + 23);
   for (const auto& [w, h] : {std::pair<int, int>{520, 2049}, std::pair<int, int>{512, 2048}}) {
     const Image img = structure_image(w, h, rng);
-    for (int step : {1, 3}) {
-      Config c;
-      c.step = step;
-      compare(img, c);
-    }
+    compare_sets(img, Config{});
   }
 }
 
@@ -771,12 +761,9 @@ TEST(CannyCuda, SelectClusters) {
                                std::pair<int, int>{520, 2049}}) {
       if (w * h > 300000 && (small || *hook != '1')) continue;
       const Image img = structure_image(w, h, rng);
-      for (int step : {1, 3}) {
-        Config c;
-        c.step = step;
-        c.edges_pad = w == 70 ? 5 : 0;
-        compare(img, c);
-      }
+      Config c;
+      c.edges_pad = w == 70 ? 5 : 0;
+      compare_sets(img, c);
     }
   });
 }
@@ -798,14 +785,12 @@ TEST(CannyCuda, SelectPrefetch) {
                                std::pair<int, int>{640, 480}, std::pair<int, int>{1920, 1080}}) {
       if (w * h > 300000 && (small || (w == 1920 && *hook != '1'))) continue;
       const Image img = structure_image(w, h, rng);
-      for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame})
-        for (int step : {1, 3}) {
-          Config c;
-          c.mode = mode;
-          c.step = step;
-          c.edges_pad = w == 70 ? 5 : 0;
-          compare(img, c);
-        }
+      for (ThresholdMode mode : {ThresholdMode::kStrip, ThresholdMode::kFrame}) {
+        Config c;
+        c.mode = mode;
+        c.edges_pad = w == 70 ? 5 : 0;
+        compare_sets(img, c);
+      }
     }
   });
   unsetenv("GPUEC_CANNY_SELECT_CLUSTERS");
