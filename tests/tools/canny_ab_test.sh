@@ -3,7 +3,7 @@
 # registered as CTest canny_ab_tool (label unit) by tests/tools/CMakeLists.txt. usage: canny_ab_test.sh
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times from its
 # variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted bench arguments, a
-# failing variant, the deadline, the archive (and --archive-only), --npp (with a stand-in nvcc whose program prints a
+# failing variant, the deadline, --guard (a variant that hangs), the archive (and --archive-only), --npp (with a stand-in nvcc whose program prints a
 # row), --stages and --profile (with a stand-in ncu, which may profile no kernel), --sass (with a stand-in cuobjdump);
 # compare's ratios, --base, --plain, MISMATCH; the regions of a profile's SASS page (canny-profile-regions.py).
 set -u
@@ -245,6 +245,27 @@ expect 2 "profile regions: a kernel without samples" -- "$PY" "$bench/canny-prof
 expect 2 "profile regions: no such file" -- "$PY" "$bench/canny-profile-regions.py" "$T/none.csv"
 expect 1 "profile regions: --top without a count" -- "$PY" "$bench/canny-profile-regions.py" --top x "$T/sass.csv"
 expect 1 "profile regions: no file" -- "$PY" "$bench/canny-profile-regions.py"
+
+# --guard: b's stand-in hangs with HANG=1 (until killed), else runs as before.
+mv "$B/b/canny-bench-gpu" "$B/b/real-bench"
+cat >"$B/b/canny-bench-gpu" <<'SH'
+#!/usr/bin/env bash
+[ "${HANG:-0}" = 1 ] && exec sleep 30
+exec "$(dirname "$0")/real-bench" "$@"
+SH
+chmod +x "$B/b/canny-bench-gpu"
+rm -f "$B"/a/args.*
+expect 1 "run.sh: --guard without seconds" -- bash "$B/run.sh" --guard x
+expect 3 "run.sh --guard 2: a variant that hangs is left out of the rounds" -- \
+  bash "$B/run.sh" --logs "$T/l9" --rounds 2 --guard 2 --variant a=a --variant bh=b,HANG=1 --variant b=b
+grep -q "guard bh set 0: exit 137 (stopped after 2 s); bh left out of the rounds" "$T/l9/ab/0summary.txt" &&
+  ! grep -q "guard a \|guard b " "$T/l9/ab/0summary.txt" &&
+  ok "the summary says which variant hung and that it was left out" || bad "summary: $(cat "$T/l9/ab/0summary.txt")"
+[ "$(ls "$T/l9/ab" | grep -c '^bench_bh_')" = 0 ] && [ "$(ls "$T/l9/ab" | grep -c '^bench_')" = 4 ] &&
+  ok "a and b ran both rounds, bh none" || bad "bench logs: $(ls "$T/l9/ab" | tr '\n' ' ')"
+guarded=$(grep -l -- '--warmup' "$B"/a/args.* | wc -l)
+[ "$guarded" = 1 ] && [ "$(tail -4 "$(grep -l -- '--warmup' "$B"/a/args.*)" | tr '\n' ' ')" = "--repeats 1 --warmup 0 " ] &&
+  ok "a's guard run: once, with --repeats 1 --warmup 0 last" || bad "a's runs with --warmup: $guarded"
 
 cat >"$B/b/canny-bench-gpu" <<'SH'
 #!/usr/bin/env bash

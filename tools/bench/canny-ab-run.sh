@@ -16,7 +16,7 @@ usage() {
   cat <<USAGE
 usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VAR=VALUE]...]...
                           [--test NAME]... [--sanitize NAME]... [--npp] [--stages NAME] [--profile NAME=REGEX]...
-                          [--sass NAME]... [--deadline S] [--logs DIR] [--archive-only]
+                          [--sass NAME]... [--guard S] [--deadline S] [--logs DIR] [--archive-only]
   --variant TAG=NAME,VAR=VALUE,...  time NAME's canny-bench-gpu as TAG with VAR=VALUE set (test hooks);
                    default: each NAME of the bundle as itself, in the bundle's order. The first is the baseline.
   --bench ARGS     canny-bench-gpu's arguments for one set of runs, after --cpu-repeats 0 --queued, as shell words
@@ -41,6 +41,9 @@ usage: bash BUNDLE/run.sh [--rounds N] [--bench ARGS]... [--variant TAG=NAME[,VA
                    that two builds' files compare line by line; run before the rounds. The summary says, for each
                    NAME after the first (where the first's listing was made), whether its SASS is the same as the
                    first's (zcat both and diff them here)
+  --guard S        before the rounds, each variant runs once on each --bench set (--repeats 1 --warmup 0), stopped
+                   after S seconds; a variant whose run hangs or fails is left out of the rounds (and fails the
+                   call), so that a variant that hangs costs S seconds, not the call (default 0: no guard)
   --deadline S     no step starts after S seconds from the start, and each is stopped there (default 540, under
                    the device tool's 600 s a command); steps cut short are marked in the summary
   --logs DIR       where the ab folder and ab-logs.tgz go (default: \$OUT, else BUNDLE/logs)
@@ -53,13 +56,14 @@ without VAR=VALUE matched the CPU twin; 1 usage; 3 otherwise.
 USAGE
 }
 
-rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() profiles=() sass=() deadline=540 archive_only=0
+rounds=3 benches=() variants=() tests=() sans=() npp=0 stages=() profiles=() sass=() guard=0 deadline=540 archive_only=0
 logs=${OUT:-$here/logs}
 parse_options "--rounds=rounds --bench=benches+ --variant=variants+ --test=tests+ --sanitize=sans+ --npp=npp:1
-               --stages=stages+ --profile=profiles+ --sass=sass+ --deadline=deadline --logs=logs
+               --stages=stages+ --profile=profiles+ --sass=sass+ --guard=guard --deadline=deadline --logs=logs
                --archive-only=archive_only:1" "$@"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage_error "--rounds wants a positive number"
 [[ "$deadline" =~ ^[1-9][0-9]*$ ]] || usage_error "--deadline wants seconds"
+[[ "$guard" =~ ^[0-9]+$ ]] || usage_error "--guard wants seconds"
 [ -f "$here/NAMES" ] || die "$here/NAMES not found: not a bundle of canny-ab.sh"
 has_name() { [ -x "$here/$1/canny-bench-gpu" ]; }
 if [ ${#variants[@]} -eq 0 ]; then
@@ -145,6 +149,30 @@ for n in "${sass[@]}"; do
   note "sass $n: $what"
 done
 [ ${#sass[@]} -eq 0 ] || pack
+
+# --guard: each variant once on each set, stopped after $guard s; one that fails is left out of the rounds.
+if [ "$guard" -gt 0 ]; then
+  kept=()
+  for v in "${variants[@]}"; do
+    tag=${v%%=*} rest=${v#*=}
+    name=${rest%%,*} envs=() ok=1
+    [ "$rest" = "$name" ] || IFS=, read -r -a envs <<<"${rest#*,}"
+    for b in "${!benches[@]}"; do
+      bench_args "$b"
+      step "guard_${tag}_$b" "$guard" env "${envs[@]}" "$here/$name/canny-bench-gpu" --cpu-repeats 0 "${BA[@]}" \
+        --repeats 1 --warmup 0
+      rc=$?
+      if [ $rc -ne 0 ]; then
+        ok=0 failed=1
+        note "guard $tag set $b: exit $rc$([ $rc -eq 137 ] && echo " (stopped after $guard s)"); $tag left out of the rounds"
+        break
+      fi
+    done
+    [ $ok = 0 ] || kept+=("$v")
+  done
+  variants=("${kept[@]}")
+  pack
+fi
 
 for r in $(seq 1 "$rounds"); do
   for v in "${variants[@]}"; do
