@@ -69,9 +69,16 @@ has_name() { [ -x "$here/$1/canny-bench-gpu" ]; }
 if [ ${#variants[@]} -eq 0 ]; then
   while read -r name _; do variants+=("$name=$name"); done <"$here/NAMES"
 fi
+# variant_parts TAG=NAME[,VAR=VALUE]...: sets tag, name and envs (the VAR=VALUE words) of a --variant.
+variant_parts() {
+  local rest=${1#*=}
+  tag=${1%%=*} name=${rest%%,*} envs=()
+  [ "$rest" = "$name" ] || IFS=, read -r -a envs <<<"${rest#*,}"
+}
+
 for v in "${variants[@]}"; do
   [[ "$v" =~ ^[A-Za-z0-9_-]+=[A-Za-z0-9_-]+(,[A-Za-z_][A-Za-z0-9_]*=[^,]*)*$ ]] || usage_error "--variant '$v'"
-  name=${v#*=}; name=${name%%,*}
+  variant_parts "$v"
   has_name "$name" || usage_error "--variant $v: no $name in the bundle"
 done
 for n in "${tests[@]}" "${sans[@]}" "${stages[@]}" "${sass[@]}"; do has_name "$n" || usage_error "no $n in the bundle"; done
@@ -154,9 +161,8 @@ done
 if [ "$guard" -gt 0 ]; then
   kept=()
   for v in "${variants[@]}"; do
-    tag=${v%%=*} rest=${v#*=}
-    name=${rest%%,*} envs=() ok=1
-    [ "$rest" = "$name" ] || IFS=, read -r -a envs <<<"${rest#*,}"
+    variant_parts "$v"
+    ok=1
     for b in "${!benches[@]}"; do
       bench_args "$b"
       step "guard_${tag}_$b" "$guard" env "${envs[@]}" "$here/$name/canny-bench-gpu" --cpu-repeats 0 "${BA[@]}" \
@@ -176,9 +182,7 @@ fi
 
 for r in $(seq 1 "$rounds"); do
   for v in "${variants[@]}"; do
-    tag=${v%%=*} rest=${v#*=}
-    name=${rest%%,*} envs=()
-    [ "$rest" = "$name" ] || IFS=, read -r -a envs <<<"${rest#*,}"
+    variant_parts "$v"
     for b in "${!benches[@]}"; do
       bench_args "$b"
       step "bench_${tag}_${b}_$r" 0 env "${envs[@]}" "$here/$name/canny-bench-gpu" --cpu-repeats 0 --queued "${BA[@]}"
