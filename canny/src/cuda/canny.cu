@@ -3337,6 +3337,12 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const bool select_map =
         strips && smem_strips && room.select_clusters && splits <= kSelectClusterBlocks &&
         (select_hook < 0 ? int64_t(W) * H <= kSelectClusterFrame && nlows <= kSelectClusterLows : select_hook > 0);
+    if (select_map) {
+      GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(splits, ns), kSelectThreads, 0, stream, unsigned(splits)},
+                                       select_map_cluster_kernel, ws.gh, ws.sm, W, H, nc, nx, fb_low, fb_high, bins,
+                                       pairs, ws.q, slots, cmax, edges, edges_pitch));
+      return {};
+    }
     // select_kernel's G read before its wait (select_kernel<true>, two blocks a multiprocessor) where its blocks launch
     // while the counts run: strip mode on frames of at most 2^19 pixels (800 x 600), frame mode up to 2^20 pixels
     // (1024 x 1024). H200, alone, the GPU time against four blocks a multiprocessor without the reads: strips
@@ -3347,12 +3353,6 @@ gpu::CudaError detect_edges_cuda(const uint8_t* src, int width, int height, int 
     const long long prefetch_hook = gpu::fail_at_frame("GPUEC_CANNY_SELECT_PREFETCH");
     const bool prefetch = prefetch_hook < 0 ? int64_t(W) * H <= (strips ? kSelectPrefetchStrips : kSelectPrefetchFrame)
                                             : prefetch_hook > 0;
-    if (select_map) {
-      GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(splits, ns), kSelectThreads, 0, stream, unsigned(splits)},
-                                       select_map_cluster_kernel, ws.gh, ws.sm, W, H, nc, nx, fb_low, fb_high, bins,
-                                       pairs, ws.q, slots, cmax, edges, edges_pitch));
-      return {};
-    }
     GPUEC_CUDA_CHECK(gpu::launch_pdl({dim3(nregions, splits), kSelectThreads, 0, stream},
                                      prefetch ? select_kernel<true> : select_kernel<false>, ws.gh, ws.sm,
                                      W, H, rcols, nc, nx, fb_low, fb_high, bins, pairs, ns, strips ? 0 : 1, ws.hist,
