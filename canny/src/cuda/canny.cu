@@ -2571,8 +2571,9 @@ __global__ void ccl_output_kernel(CclParams p, uint8_t* __restrict__ edges, int 
 // region's global counts (hist: per region 2 x (kMaxThreshold + 2) words, zero on entry); the last block of
 // the region (counter done[r]) picks the pair. Writes pairs[r], or every one of the ns entries when `all`.
 // Four blocks a multiprocessor (32 registers; ptxas takes 38 without the minimum, three blocks): the kernel is bound by
-// the latency of its loads. kPre: the histograms' setup and the first pieces' G before the wait (prefetch_g), two
-// blocks a multiprocessor (56 registers; with four, 32 and spills), for blocks that launch while the counts run.
+// the latency of its loads. The histograms' setup comes before the wait; with kPre the first pieces' G too
+// (prefetch_g), two blocks a multiprocessor (56 registers; with four, 32 and spills), for blocks that launch while
+// the counts run.
 template <bool kPre>
 __global__ void __launch_bounds__(kSelectThreads, kPre ? 2 : 4)
 select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, int W, int H, int rcols, int nc,
@@ -2584,13 +2585,10 @@ select_kernel(const uint8_t* __restrict__ gh, const uint16_t* __restrict__ sm, i
   const int rows = (H + gridDim.y - 1) / gridDim.y, y0 = blockIdx.y * rows, y1 = min(H, y0 + rows);
   const int tx = int(threadIdx.x % kStripWidth), ty = int(threadIdx.x / kStripWidth);
   const int ny = int(blockDim.x / kStripWidth);
+  block_hist.init(bins, nc);  // shared memory only: before the wait
   uint32_t pre[kHistU / 4];
-  if (kPre) {  // before the wait: the shared histograms' setup and the first pieces' G (prefetch_g)
-    block_hist.init(bins, nc);
-    prefetch_g(gh, W, x0, x1, y0, y1, tx, ty, ny, pre);
-  }
+  if (kPre) prefetch_g(gh, W, x0, x1, y0, y1, tx, ty, ny, pre);  // the first pieces' G, before the wait
   after_previous();
-  if (!kPre) block_hist.init(bins, nc);
   uint32_t* g_count = block_hist.g_count;
   uint32_t* p_hist = block_hist.p_hist;
   region_histograms(gh, sm, W, x0, x1, y0, y1, tx, ty, ny, uint32_t(nc), block_hist, kPre ? pre : nullptr);
