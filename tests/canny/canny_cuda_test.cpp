@@ -436,13 +436,12 @@ TEST(CannyCuda, StripFinalPassPaths) {
   const std::vector<CandidatePair> few_lows = two_lows_set();
   int equal = 0, planes = 0, relabel = 0, found = 0;
   // The final pass's labelling with its lists of pixels of S and without (GPUEC_CANNY_LIST_CAP=0: the search).
-  for (const char* cap : {"", "0"}) {
-    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+  for_each_hook("GPUEC_CANNY_LIST_CAP", {"", "0"}, [&](const char*) {
     for (const char* n : {"barbara_512.pgm", "cameraman_512.pgm", "boat_512.pgm"}) {
       Image img(1, 1);
       if (!read_pgm(std::string(dir) + "/images/standard/" + n, &img)) continue;
       ++found;
-      SCOPED_TRACE(std::string(n) + " GPUEC_CANNY_LIST_CAP=" + cap);
+      SCOPED_TRACE(n);
       if (under_sanitizer()) img = top_left(img);
       for (int set = 0; set < 3; ++set) {
         Config c;
@@ -460,8 +459,7 @@ TEST(CannyCuda, StripFinalPassPaths) {
         }
       }
     }
-  }
-  unsetenv("GPUEC_CANNY_LIST_CAP");
+  });
   if (found == 0) GTEST_SKIP() << "skipped: no standard images under " << dir;
   if (under_sanitizer()) return;  // the crops need not reach every path
   EXPECT_GT(equal, 0);
@@ -558,8 +556,7 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 17);
   const bool small = under_sanitizer();
-  for (const char* cap : {"0", "96", ""}) {
-    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+  for_each_hook("GPUEC_CANNY_LIST_CAP", {"0", "96", ""}, [&](const char*) {
     for (int h : {256, 1080, 1184, 2160}) {
       if (small && h != 1184) continue;
       // 1080 rows: 9 strips, so that C_0.01's 216 (strip, low) blocks outnumber the multiprocessors and the
@@ -570,13 +567,12 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
         Config c;
         c.step = 1;
         c.sigma = sigma;
-        SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap);
         compare(img, c);
         c.mode = ThresholdMode::kFrame;
         compare(img, c);
       }
     }
-  }
+  });
   // 99 lows: four batches of the listed kernel (32 lows a launch; 1080 rows, 9 strips), each with its own overflows
   // and redo: a batch's redo must take its own marks only (LayersOf::tag). (The listed clusters never take more than
   // one batch: more than 32 lows leave some low without a plane of maxima, and such sets take the tile path.)
@@ -587,15 +583,13 @@ TEST(CannyCuda, DenseSetsAndTheLists) {
     for (int high = low + 1; high <= std::min(100, low + 10); ++high)
       all_lows.push_back({uint8_t(low), uint8_t(high)});
   const Image dense = noise_image(288, 1080, rng);
-  for (const char* cap : {"32", "256"}) {
-    if (small) break;
-    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+  if (small) return;
+  for_each_hook("GPUEC_CANNY_LIST_CAP", {"32", "256"}, [&](const char*) {
     Config c;
     c.custom = all_lows;
-    SCOPED_TRACE(std::string("99 lows, GPUEC_CANNY_LIST_CAP=") + cap);
+    SCOPED_TRACE("99 lows");
     compare(dense, c);
-  }
-  unsetenv("GPUEC_CANNY_LIST_CAP");
+  });
 }
 
 // The tile path (frame mode) cuts the frame into tiles of 32 columns and as many rows as two blocks of a
@@ -647,8 +641,7 @@ TEST(CannyCuda, FrameJoined) {
                         {64, 1184, ""},   {257, 100, ""},  {200, 1185, ""},  {288, 33, ""},     {480, 360, ""},
                         {512, 512, ""},   {513, 64, ""},   {1000, 1, ""},    {999, 1184, "8"},  {1920, 1080, "8"},
                         {4200, 30, "8"},  {4300, 20, "8"}, {600, 1185, "8"}};
-  for (const char* cap : {"0", "96", ""}) {
-    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+  for_each_hook("GPUEC_CANNY_LIST_CAP", {"0", "96", ""}, [&](const char* cap) {
     for (const Size& z : sizes) {
       if (small && (z.w * z.h > 40000 || *cap)) continue;
       if (z.w * z.h > 500000 && *cap) continue;  // the lists' other paths: on the smaller frames
@@ -657,14 +650,12 @@ TEST(CannyCuda, FrameJoined) {
         const Image img = noise ? noise_image(z.w, z.h, rng) : structure_image(z.w, z.h, rng);
         Config c;
         c.mode = ThresholdMode::kFrame;
-        SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure") +
-                     " GPUEC_CANNY_FRAME_JOINED=" + z.launches);
+        SCOPED_TRACE(std::string(noise ? "noise" : "structure") + " GPUEC_CANNY_FRAME_JOINED=" + z.launches);
         compare_sets(img, c);
       }
       unsetenv("GPUEC_CANNY_FRAME_JOINED");
     }
-  }
-  unsetenv("GPUEC_CANNY_LIST_CAP");
+  });
 }
 
 // Frame mode in split passes (frame_split_label_kernel .. frame_split_finish_kernel: 1080p and 2160p, where a label a
@@ -684,8 +675,7 @@ TEST(CannyCuda, FrameSplit) {
   };
   const Size sizes[] = {{288, 1080, "3"}, {280, 1080, "32"}, {96, 700, "1"},  {64, 1088, "2"},   {64, 1185, "3"},
                         {33, 1200, "2"},  {96, 2160, "8"},   {64, 2201, "32"}, {1920, 1080, "32"}};
-  for (const char* cap : {"", "96"}) {
-    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+  for_each_hook("GPUEC_CANNY_LIST_CAP", {"", "96"}, [&](const char* cap) {
     for (const Size& z : sizes) {
       if (small && z.w * z.h > 70000) continue;
       if (z.force) setenv("GPUEC_CANNY_FRAME_SPLIT", z.force, 1);
@@ -697,7 +687,7 @@ TEST(CannyCuda, FrameSplit) {
           Config c;
           c.mode = ThresholdMode::kFrame;
           c.step = step;
-          SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + (noise ? " noise" : " structure") +
+          SCOPED_TRACE(std::string(noise ? "noise" : "structure") +
                        (z.force ? std::string(" GPUEC_CANNY_FRAME_SPLIT=") + z.force : std::string()) + " " +
                        std::to_string(z.w) + "x" + std::to_string(z.h) + " step " + std::to_string(step));
           compare(img, c);
@@ -705,8 +695,7 @@ TEST(CannyCuda, FrameSplit) {
       }
       unsetenv("GPUEC_CANNY_FRAME_SPLIT");
     }
-  }
-  unsetenv("GPUEC_CANNY_LIST_CAP");
+  });
 }
 
 // Strips taller than one block's shared memory (1185 rows and more) are labelled by a cluster of K blocks, one
@@ -805,20 +794,18 @@ TEST(CannyCuda, TallStripsOverTheLists) {
   REQUIRE_GPU();
   std::mt19937 rng(test_seed() + 19);
   const bool small = under_sanitizer();
-  for (const char* cap : {"96", ""}) {
-    setenv("GPUEC_CANNY_LIST_CAP", cap, 1);
+  for_each_hook("GPUEC_CANNY_LIST_CAP", {"96", ""}, [&](const char*) {
     for (int h : {1185, 2160, 2400, 3600}) {
       if (small && h != 1185) continue;
       for (bool noise : {false, true}) {
         const Image img = noise ? noise_image(96, h, rng) : structure_image(96, h, rng);
         Config c;
         c.step = 1;
-        SCOPED_TRACE(std::string("GPUEC_CANNY_LIST_CAP=") + cap + " h=" + std::to_string(h) + (noise ? " noise" : ""));
+        SCOPED_TRACE("h=" + std::to_string(h) + (noise ? " noise" : ""));
         compare(img, c);
       }
     }
-  }
-  unsetenv("GPUEC_CANNY_LIST_CAP");
+  });
 }
 
 // The join of a listed cluster's blocks (strip_count_listed_cluster_kernel) where the block above has a warp without

@@ -3,8 +3,9 @@
 # registered as CTest canny_ab_tool (label unit) by tests/tools/CMakeLists.txt. usage: canny_ab_test.sh
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times from its
 # variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted bench arguments, a
-# failing variant, the deadline, --guard (a variant that hangs), the archive (and --archive-only), --npp (with a stand-in nvcc whose program prints a
-# row), --stages and --profile (with a stand-in ncu, which may profile no kernel), --sass (with a stand-in cuobjdump);
+# failing variant, the deadline, --guard (a variant that hangs), the archive (and --archive-only), --npp (with a
+# stand-in nvcc whose program prints a row), --stages and --profile (with a stand-in ncu, which may profile no kernel),
+# --sass (with a stand-in cuobjdump);
 # compare's ratios, --base, --plain, MISMATCH; the regions of a profile's SASS page (canny-profile-regions.py).
 set -u
 . "$(dirname "$0")/checks.sh"
