@@ -3,10 +3,11 @@
 # registered as CTest canny_ab_tool (label unit) by tests/tools/CMakeLists.txt. usage: canny_ab_test.sh
 # A made-up bundle whose canny-bench-gpu is a stand-in that prints rows in canny-bench-gpu's format, with times from its
 # variant's folder and the test hook the variant sets: run.sh's rounds, variants with hooks, quoted bench arguments, a
-# failing variant, the deadline, --guard (a variant that hangs), the archive (and --archive-only), --npp (with a
-# stand-in nvcc whose program prints a row), --stages and --profile (with a stand-in ncu, which may profile no kernel),
-# --sass (with a stand-in cuobjdump);
-# compare's ratios, --base, --plain, MISMATCH; the regions of a profile's SASS page (canny-profile-regions.py).
+# failing variant, the deadline, --guard (a variant that hangs; a hooked variant's MISMATCH kept, as in the rounds, and
+# its other failures failing the call), the archive (and --archive-only), --npp (with a stand-in nvcc whose program
+# prints a row), --stages and --profile (with a stand-in ncu, which may profile no kernel), --sass (with a stand-in
+# cuobjdump); compare's ratios, --base, --plain, MISMATCH; the regions of a profile's SASS page
+# (canny-profile-regions.py).
 set -u
 . "$(dirname "$0")/checks.sh"
 bench=$(cd "$(dirname "$0")/../../tools/bench" && pwd)
@@ -267,6 +268,22 @@ grep -q "guard bh set 0: exit 137 (stopped after 2 s); bh left out of the rounds
 guarded=$(grep -l -- '--warmup' "$B"/a/args.* | wc -l)
 [ "$guarded" = 1 ] && [ "$(tail -4 "$(grep -l -- '--warmup' "$B"/a/args.*)" | tr '\n' ' ')" = "--repeats 1 --warmup 0 " ] &&
   ok "a's guard run: once, with --repeats 1 --warmup 0 last" || bad "a's runs with --warmup: $guarded"
+# One rule for the guard and the rounds: a hooked variant's MISMATCH (exit 1: a hook may leave work out) is kept and
+# passes; a hooked variant that exits otherwise fails the call.
+touch "$B/b/fail"
+expect 0 "run.sh --guard 2: a hooked variant that differs from the twin is kept and passes" -- \
+  bash "$B/run.sh" --logs "$T/l10" --rounds 1 --guard 2 --variant a=a --variant bf=b,HOOK=1
+[ "$(ls "$T/l10/ab" | grep -c '^bench_bf_')" = 1 ] && ok "bf ran its round" || bad "bench logs: $(ls "$T/l10/ab" | tr '\n' ' ')"
+rm "$B/b/fail"
+cat >"$B/b/canny-bench-gpu" <<'SH'
+#!/usr/bin/env bash
+[ "${CRASH:-0}" = 1 ] && exit 4
+exec "$(dirname "$0")/real-bench" "$@"
+SH
+expect 3 "run.sh: a hooked variant whose run fails otherwise fails the call" -- \
+  bash "$B/run.sh" --logs "$T/l11" --rounds 1 --variant a=a --variant bc=b,CRASH=1
+grep -q "bench bc set 0 round 1: exit 4" "$T/l11/ab/0summary.txt" && ok "the summary names the failed run" ||
+  bad "summary: $(cat "$T/l11/ab/0summary.txt")"
 
 cat >"$B/b/canny-bench-gpu" <<'SH'
 #!/usr/bin/env bash
